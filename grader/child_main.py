@@ -1,0 +1,137 @@
+"""The student process: imports one submission module and answers calls.
+
+Runs as a script in a fresh folder, beside a copy of the wire module, never
+inside the grader.  For each request id read from stdin it reads
+``req-ID.json``, runs the call, writes ``ans-ID.json`` atomically and pokes
+the notify pipe.  Nothing it prints is read as a result: the parent reads
+answer files only, and decodes them with the same strict wire module.
+"""
+
+import importlib
+import io
+import json
+import os
+import sys
+import traceback
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # -I leaves it out
+import _attn_grade_wire as wire  # noqa: E402
+
+del sys.path[0]
+
+
+class CappedText(io.TextIOBase):
+    """Keeps the first ``limit`` characters printed during a call."""
+
+    def __init__(self, limit):
+        self.limit, self.parts, self.kept, self.dropped = limit, [], 0, 0
+
+    def writable(self):
+        return True
+
+    def write(self, text):
+        text = str(text)
+        room = max(0, self.limit - self.kept)
+        self.parts.append(text[:room])
+        self.kept += min(room, len(text))
+        self.dropped += max(0, len(text) - room)
+        return len(text)
+
+    def text(self):
+        return "".join(self.parts)
+
+
+def student_frame(tb_or_exc, submission):
+    """The innermost traceback entry inside the submission folder."""
+    if isinstance(tb_or_exc, SyntaxError) and tb_or_exc.filename:
+        exc = tb_or_exc
+        return {"file": os.path.basename(exc.filename), "line": exc.lineno,
+                "code": (exc.text or "").rstrip("\n"), "offset": exc.offset}
+    found = None
+    for frame in traceback.extract_tb(tb_or_exc.__traceback__):
+        path = os.path.abspath(frame.filename)
+        if path.startswith(submission + os.sep):
+            found = {"file": os.path.relpath(path, submission), "line": frame.lineno,
+                     "code": (frame.line or "").strip()}
+    return found or {}
+
+
+def error_answer(exc, submission):
+    return {"status": "error", "error": {
+        "type": type(exc).__name__, "message": str(exc)[:2000],
+        **student_frame(exc, submission)}}
+
+
+class Child:
+    def __init__(self, job):
+        self.job = job
+        self.submission = os.path.realpath(job["submission"])
+        self.module = None
+
+    def handle(self, request):
+        capture = CappedText(self.job["output_limit"])
+        saved = sys.stdout, sys.stderr
+        sys.stdout = sys.stderr = capture
+        try:
+            answer = self.dispatch(request)
+        except BaseException as exc:  # the student's code may raise anything
+            answer = error_answer(exc, self.submission)
+        finally:
+            sys.stdout, sys.stderr = saved
+        answer["output"] = capture.text()
+        answer["output_dropped"] = capture.dropped
+        return answer
+
+    def dispatch(self, request):
+        if request["op"] == "load":
+            self.module = importlib.import_module(self.job["module"])
+            return {"status": "ok"}
+        func = getattr(self.module, request["function"], None)
+        if func is None or not callable(func):
+            return {"status": "missing", "function": request["function"]}
+        args = wire.decode(request["args"])
+        kwargs = wire.decode(request["kwargs"])
+        before = json.dumps(request["args"])
+        value = func(*args, **kwargs)
+        return self.value_answer(value, args, before)
+
+    def value_answer(self, value, args, before):
+        try:
+            encoded = wire.encode(value)
+        except wire.WireError as exc:
+            return {"status": "unsupported", "type_name": exc.type_name or str(exc),
+                    "where": exc.where}
+        text = json.dumps(encoded, allow_nan=False)
+        if len(text) > self.job["answer_limit"]:
+            return {"status": "too_large", "size": len(text)}
+        mutated = json.dumps(wire.encode(args)) != before
+        return {"status": "ok", "value": encoded, "mutated_args": mutated}
+
+
+def write_answer(workdir, rid, answer):
+    path = os.path.join(workdir, f"ans-{rid}.json")
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(answer, f, allow_nan=False)
+    os.replace(tmp, path)
+
+
+def main():
+    workdir = os.getcwd()
+    with open(os.path.join(workdir, "job.json"), encoding="utf-8") as f:
+        job = json.load(f)
+    notify = os.fdopen(job["notify_fd"], "wb", buffering=0)
+    requests = sys.stdin.buffer
+    sys.stdin = io.StringIO("")
+    sys.path[:] = [job["submission"]] + sys.path + job["library_paths"]
+    child = Child(job)
+    for line in requests:
+        rid = line.strip().decode("ascii")
+        with open(os.path.join(workdir, f"req-{rid}.json"), encoding="utf-8") as f:
+            request = json.load(f)
+        write_answer(workdir, rid, child.handle(request))
+        notify.write(b".")
+
+
+if __name__ == "__main__":
+    main()

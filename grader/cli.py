@@ -1,0 +1,163 @@
+"""The ``attn-grade`` command: a thin click layer over plain functions.
+
+Exit codes: 0 every check passed, 1 some check failed, 2 usage or course
+error (bad YAML, missing files, unknown set).
+"""
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import click
+
+from . import report, sandbox, spec_loader
+from .errors import CourseError, ExitCode
+from .limits import parse_size
+
+EPILOG = """\b
+Exit codes:
+  0  every check passed
+  1  some check failed
+  2  usage error or a problem in the course (bad YAML, missing file)
+"""
+
+
+def default_lang():
+    for var in ("LC_ALL", "LC_MESSAGES", "LANG"):
+        value = os.environ.get(var, "")
+        if value:
+            return "zh" if value.lower().startswith("zh") else "en"
+    return "en"
+
+
+class SetOrCommand(click.Group):
+    """``attn-grade SET`` grades a set; other first words are subcommands."""
+
+    def parse_args(self, ctx, args):
+        if args and args[0] not in self.commands and not args[0].startswith("-"):
+            args = ["grade", *args]
+        return super().parse_args(ctx, args)
+
+    def format_usage(self, ctx, formatter):
+        formatter.write_usage("attn-grade", "SET [OPTIONS]  |  attn-grade COMMAND [ARGS]")
+
+
+class SizeType(click.ParamType):
+    name = "SIZE"
+
+    def convert(self, value, param, ctx):
+        try:
+            return parse_size(value)
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
+
+
+def _course(course_dir):
+    return spec_loader.Course(Path(course_dir).resolve()) if course_dir else \
+        spec_loader.find_course()
+
+
+def _fail(exc):
+    click.echo(f"error: {exc}", err=True)
+    sys.exit(ExitCode.USAGE)
+
+
+@click.group(cls=SetOrCommand, epilog=EPILOG,
+             context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="attn-grade")
+def main():
+    """Auto-graded exercises on transformer self-attention.
+
+    \b
+    attn-grade day3                       grade your stubs in exercises/day3/
+    attn-grade day3 --submission DIR      grade another folder of the same files
+    attn-grade day3 --json                print a Gradescope results.json
+    attn-grade list                       sets and exercises with points
+    """
+
+
+@main.command(epilog=EPILOG)
+@click.argument("set_id", metavar="SET")
+@click.option("--submission", type=click.Path(exists=True, file_okay=False),
+              help="Folder with your versions of the stub files "
+                   "(default: exercises/SET/, edited in place).")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print a Gradescope results.json document (and nothing else).")
+@click.option("--output", "-o", type=click.Path(dir_okay=False),
+              help="Also write the JSON report to this file.")
+@click.option("--lang", type=click.Choice(["zh", "en"]), default=None,
+              help="Feedback language (default: from the locale).")
+@click.option("--exercise", "exercises", multiple=True, metavar="ID",
+              help="Grade only this exercise (repeatable).")
+@click.option("--course", "course_dir", type=click.Path(exists=True, file_okay=False),
+              help="Course folder (default: found from the current folder up).")
+@click.option("--isolation", type=click.Choice(sandbox.LEVELS), default=None,
+              help="How student code is isolated (default: the strongest available).")
+@click.option("--time-limit", type=float, help="Seconds of wall time per call.")
+@click.option("--cpu-limit", type=float, help="Seconds of CPU time per student process.")
+@click.option("--memory-limit", type=SizeType(), help="Memory per student process, e.g. 1GiB.")
+@click.option("--output-limit", type=SizeType(), help="Printed characters kept per call.")
+@click.option("--hidden-visibility", type=click.Choice(report.GRADESCOPE_VISIBILITY),
+              default="hidden", show_default=True,
+              help="Gradescope visibility of hidden checks in the JSON.")
+def grade(set_id, submission, as_json, output, lang, exercises, course_dir, isolation,
+          time_limit, cpu_limit, memory_limit, output_limit, hidden_visibility):
+    """Grade the exercise set SET."""
+    from .grading import grade_set
+
+    lang = lang or default_lang()
+    try:
+        course = _course(course_dir)
+        exercise_set = spec_loader.load_set(course, set_id)
+        _check_exercise_ids(exercise_set, exercises)
+        folder = Path(submission) if submission else exercise_set.exercises_dir
+        run = grade_set(exercise_set, folder, isolation or sandbox.strongest_available(),
+                        dict(time=time_limit, cpu=cpu_limit, memory=memory_limit,
+                             output=output_limit), set(exercises) or None)
+    except CourseError as exc:
+        _fail(exc)
+    document = report.gradescope(run, lang, hidden_visibility)
+    if output:
+        _write_atomic(Path(output), json.dumps(document, ensure_ascii=False, indent=2))
+    if as_json:
+        click.echo(json.dumps(document, ensure_ascii=False, indent=2))
+    else:
+        click.echo(report.terminal(run, lang, color=sys.stdout.isatty()))
+    sys.exit(ExitCode.PASSED if run.all_passed else ExitCode.FAILED)
+
+
+def _check_exercise_ids(exercise_set, wanted):
+    known = [e.id for e in exercise_set.exercises]
+    for ex_id in wanted:
+        if ex_id not in known:
+            from .schema import did_you_mean
+
+            raise CourseError(f"no exercise {ex_id!r} in set {exercise_set.id!r}",
+                              hint=did_you_mean(ex_id, known) or "exercises: " + ", ".join(known))
+
+
+def _write_atomic(path, text):
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+@main.command("list")
+@click.option("--course", "course_dir", type=click.Path(exists=True, file_okay=False),
+              help="Course folder (default: found from the current folder up).")
+@click.option("--lang", type=click.Choice(["zh", "en"]), default=None,
+              help="Language of titles (default: from the locale).")
+def list_sets(course_dir, lang):
+    """List the exercise sets and their exercises with points."""
+    lang = lang or default_lang()
+    try:
+        course = _course(course_dir)
+        for set_id in course.set_ids():
+            exercise_set = spec_loader.load_set(course, set_id)
+            total = sum(e.points for e in exercise_set.exercises)
+            click.echo(f"{set_id}  {exercise_set.title.get(lang)}  ({total:g} points)")
+            for ex in exercise_set.exercises:
+                click.echo(f"  {ex.id:<24} {ex.file:<24} {ex.points:>5g}  {ex.title.get(lang)}")
+    except CourseError as exc:
+        _fail(exc)

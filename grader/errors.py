@@ -1,0 +1,29 @@
+"""Errors meant for people, and the exit codes the CLI maps them to."""
+
+import enum
+
+
+class ExitCode(enum.IntEnum):
+    """Process exit codes of ``attn-grade``."""
+
+    PASSED = 0      # every check passed
+    FAILED = 1      # some check failed (or dev check found problems)
+    USAGE = 2       # bad command line or a broken course
+
+
+class CourseError(Exception):
+    """A problem in the course itself (YAML, stubs, solutions): exit 2.
+
+    Carries the file and line so the message points where to fix it.
+    """
+
+    def __init__(self, message, path=None, line=None, hint=None):
+        super().__init__(message)
+        self.message, self.path, self.line, self.hint = message, path, line, hint
+
+    def __str__(self):
+        where = ""
+        if self.path is not None:
+            where = f"{self.path}:{self.line}: " if self.line else f"{self.path}: "
+        hint = f"\n  hint: {self.hint}" if self.hint else ""
+        return f"{where}{self.message}{hint}"

@@ -1,0 +1,95 @@
+"""Grade one exercise set: spec -> student process -> comparison -> results.
+
+The data flow, in order: the loaded set (``spec_loader``), one student
+process per exercise (``student_process``, isolated by ``sandbox``), plain
+answers judged against the reference (``judge``, ``compare``), hidden pytest
+tests over a proxy (``hidden_tests``), points (``points``), a RunResult.
+"""
+
+import time
+from pathlib import Path
+
+from . import hidden_tests, sandbox
+from .judge import judge, load_lines
+from .points import resolve_points
+from .references import Reference
+from .results import CheckResult, ExerciseResult, RunResult
+from .student_process import RunFolder, StudentProcess
+
+
+def grade_set(exercise_set, submission, level, limit_overrides=None, only=None):
+    """Grade ``submission`` (a folder of stub files) against ``exercise_set``."""
+    start = time.monotonic()
+    submission = Path(submission).resolve()
+    exercises = [e for e in exercise_set.exercises if only is None or e.id in only]
+    drop = sandbox.drop_privileges(level, str(submission))
+    folder = RunFolder(unprivileged=drop)
+    processes = {}
+    try:
+        graded = {}
+        for exercise in exercises:
+            limits = exercise.limits.merged(**(limit_overrides or {}))
+            process = StudentProcess(folder, submission, exercise.module, limits, level)
+            processes[exercise.id] = process
+            graded[exercise.id] = _yaml_checks(exercise, process, submission, limits)
+            if not exercise.test_files:
+                process.close()
+        proxies = {ex_id: hidden_tests.StudentProxy(p, exercise_set.exercise(ex_id))
+                   for ex_id, p in processes.items()}
+        for exercise, result, points in hidden_tests.run(exercises, proxies):
+            graded[exercise.id].append((result, points))
+    finally:
+        for process in processes.values():
+            process.close()
+        folder.close()
+    results = tuple(_with_points(e, graded[e.id]) for e in exercises)
+    return RunResult(exercise_set.id, exercise_set.title, results,
+                     sandbox.describe(level, str(submission)), str(submission),
+                     time.monotonic() - start)
+
+
+def _yaml_checks(exercise, process, submission, limits):
+    """(CheckResult, points) for each YAML check of one exercise."""
+    exercise = _with_limits(exercise, limits)
+    reference = Reference(exercise)
+    cache, out = {}, []
+    for check in exercise.checks:
+        expected = check.expect if check.has_expect else reference.call(
+            check.function, check.args, check.kwargs, check)
+        key = (check.function, repr(check.args), repr(check.kwargs))
+        if key not in cache:
+            cache[key] = process.call(check.function, check.args, check.kwargs)
+        outcome = cache[key]
+        if process.load_failure is not None:
+            lines = load_lines(process.load_failure, exercise.file, limits)
+            out.append((_failed(exercise, check, lines), check.points))
+            continue
+        wrong = _wrong_answers(exercise, check, reference)
+        out.append((judge(check, exercise, outcome, expected, wrong), check.points))
+    return out
+
+
+def _with_limits(exercise, limits):
+    import dataclasses
+
+    return dataclasses.replace(exercise, limits=limits)
+
+
+def _wrong_answers(exercise, check, reference):
+    """(misconception, its wrong answer or None) for those that apply to ``check``."""
+    for m in exercise.misconceptions:
+        if m.applies_to(check):
+            value = m.wrong and reference.call(m.wrong, check.args, check.kwargs, check,
+                                               purpose=f"wrong version for {m.tag}")
+            yield m, value
+
+
+def _failed(exercise, check, lines):
+    return CheckResult(exercise=exercise.id, file=exercise.file, check=check.id,
+                       visibility=check.visibility, passed=False, max_score=0.0,
+                       lines=tuple(lines), description=check.description)
+
+
+def _with_points(exercise, pairs):
+    points = resolve_points(exercise.points, [p for _, p in pairs], exercise.spec_path)
+    return ExerciseResult(exercise, tuple(r.with_points(p) for (r, _), p in zip(pairs, points)))

@@ -1,0 +1,49 @@
+"""Resource limits for one student process, and how to read them from text."""
+
+import dataclasses
+import re
+
+_SIZE_UNITS = {"": 1, "b": 1, "k": 1024, "kb": 1000, "kib": 1024, "m": 1024 ** 2,
+               "mb": 1000 ** 2, "mib": 1024 ** 2, "g": 1024 ** 3, "gb": 1000 ** 3,
+               "gib": 1024 ** 3}
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*$")
+
+
+@dataclasses.dataclass(frozen=True)
+class Limits:
+    """Per-call wall time, per-process CPU time, memory, output and answer caps."""
+
+    time: float = 5.0          # seconds of wall time per call (import included)
+    cpu: float = 30.0          # seconds of CPU time for the whole process
+    memory: int = 1024 ** 3    # bytes of address space
+    output: int = 64 * 1024    # characters of printed output kept per call
+    answer: int = 16 * 1024 ** 2  # bytes of encoded answer per call
+    processes: int = 64        # processes the student user may run
+
+    def merged(self, **overrides):
+        """A copy with the given fields replaced; None leaves a field alone."""
+        return dataclasses.replace(self, **{k: v for k, v in overrides.items()
+                                            if v is not None})
+
+
+LIMIT_FIELDS = tuple(f.name for f in dataclasses.fields(Limits))
+SIZE_FIELDS = ("memory", "output", "answer")
+
+
+def parse_size(text):
+    """'512 MiB' -> 536870912; a bare number is bytes. ValueError if unreadable."""
+    if isinstance(text, int) and not isinstance(text, bool):
+        return text
+    match = _SIZE.match(str(text))
+    unit = match and match.group(2).lower()
+    if not match or unit not in _SIZE_UNITS:
+        raise ValueError(f"expected a size such as 512MiB or 1GiB, got {text!r}")
+    return int(float(match.group(1)) * _SIZE_UNITS[unit])
+
+
+def describe_size(n):
+    """A short human size for messages: 1073741824 -> '1 GiB'."""
+    for unit, factor in (("GiB", 1024 ** 3), ("MiB", 1024 ** 2), ("KiB", 1024)):
+        if n >= factor:
+            return f"{n / factor:g} {unit}"
+    return f"{n} bytes"

@@ -1,0 +1,128 @@
+"""Renderers: a RunResult as a Gradescope results.json document or as text.
+
+Pure functions of the result and a language; the CLI only chooses one.
+On hidden checks only value-free phrasings are used (see ``feedback``).
+"""
+
+from . import __version__
+from .feedback import Msg, fmt, render
+from .spec import Text
+
+GRADESCOPE_VISIBILITY = ("visible", "hidden", "after_due_date", "after_published")
+
+
+def check_lines(result, lang, check_spec=None, hints=()):
+    """The feedback sentences of one check, as shown to the student."""
+    hidden = result.hidden
+    lines = []
+    if hidden and not result.passed:
+        lines.append(render(Msg("hidden-failed"), lang))
+    elif hidden:
+        lines.append(render(Msg("hidden-passed"), lang))
+    elif result.passed:
+        lines.append(render(Msg("passed"), lang))
+    for msg in result.lines:
+        if hidden and msg.code == "hidden-failed":
+            continue
+        text = render(msg, lang, hidden=hidden)
+        if text:
+            lines.append(text)
+    if not result.passed and not hidden and result.answered and check_spec is not None:
+        lines.append(render(Msg("call", call=call_text(check_spec)), lang))
+    if not result.passed and hints:
+        lines.append(render(Msg("hint", text=hints[0]), lang))
+    return [_localise(line, lang) for line in lines]
+
+
+def _localise(line, lang):
+    return line.get(lang) if isinstance(line, Text) else line
+
+
+def call_text(check):
+    args = [fmt(a) for a in check.args]
+    args += [f"{k}={fmt(v)}" for k, v in check.kwargs.items()]
+    return f"{check.function}({', '.join(args)})"
+
+
+def _check_spec(exercise, check_id):
+    return next((c for c in exercise.checks if c.id == check_id), None)
+
+
+def gradescope(run, lang, hidden_visibility="hidden"):
+    """The Gradescope results.json document."""
+    tests = []
+    for ex_result in run.exercises:
+        exercise = ex_result.exercise
+        hints = tuple(h.get(lang) for h in exercise.hints)
+        for check in ex_result.checks:
+            spec = _check_spec(exercise, check.check)
+            output = check_lines(check, lang, spec, hints)
+            if check.description is not None:
+                output.insert(0, _describe(check.description, lang))
+            tests.append({
+                "name": f"{exercise.id}: {check.check}",
+                "score": round(check.score, 4), "max_score": round(check.max_score, 4),
+                "status": "passed" if check.passed else "failed",
+                "visibility": hidden_visibility if check.hidden else "visible",
+                "output": "\n".join(output), "tags": list(check.tags),
+                "extra_data": {"exercise": exercise.id, "file": exercise.file,
+                               "check": check.check, "kind": check.kind,
+                               "hidden": check.hidden}})
+    return {
+        "score": round(sum(t["score"] for t in tests), 4),
+        "max_score": round(sum(t["max_score"] for t in tests), 4),
+        "output": summary(run, lang), "visibility": "visible",
+        "stdout_visibility": "hidden", "execution_time": round(run.seconds, 3),
+        "tests": tests,
+        "extra_data": {"set": run.set_id, "isolation": run.isolation, "lang": lang,
+                       "grader_version": __version__, "released": run.released,
+                       "exercises": [{"exercise": e.exercise.id, "file": e.exercise.file,
+                                      "score": round(e.score, 4),
+                                      "max_score": round(e.max_score, 4)}
+                                     for e in run.exercises]}}
+
+
+def _describe(description, lang):
+    return description.get(lang) if isinstance(description, Text) else str(description)
+
+
+def summary(run, lang):
+    full = sum(1 for e in run.exercises if e.score == e.max_score)
+    if lang == "zh":
+        text = (f"{run.title.get(lang)}：得分 {run.score:g} / {run.max_score:g}，"
+                f"{len(run.exercises)} 道练习中 {full} 道全对")
+        if run.released:
+            text += "。隐藏测试会在正式提交时运行"
+        return text
+    text = (f"{run.title.get(lang)}: {run.score:g} / {run.max_score:g} points, "
+            f"{full} of {len(run.exercises)} exercises fully correct")
+    if run.released:
+        text += ". Hidden checks run when you submit"
+    return text
+
+
+def terminal(run, lang, color=False):
+    """Plain-text report for a terminal."""
+    def style(text, **kw):
+        if not color:
+            return text
+        import click
+
+        return click.style(text, **kw)
+
+    out = [style(f"attn-grade {run.set_id}", bold=True) + f"  ({run.isolation})", ""]
+    for ex_result in run.exercises:
+        exercise = ex_result.exercise
+        head = f"{exercise.file} — {exercise.title.get(lang)}"
+        out.append(style(head, bold=True) + f"   {ex_result.score:g} / {ex_result.max_score:g}")
+        for check in ex_result.checks:
+            mark = style("✓", fg="green") if check.passed else style("✗", fg="red")
+            label = ("hidden: " if check.hidden else "") + check.check
+            lines = check_lines(check, lang, _check_spec(exercise, check.check))
+            out.append(f"  {mark} {label}: {lines[0]}")
+            out += [f"      {line}" for line in lines[1:] if not check.passed]
+        if ex_result.score < ex_result.max_score and exercise.hints:
+            out.append("  " + render(Msg("hint", text=exercise.hints[0].get(lang)), lang))
+        out.append("")
+    out.append(style(summary(run, lang), bold=True))
+    return "\n".join(out)

@@ -1,0 +1,165 @@
+"""How the student process is started: the one place isolation is decided.
+
+Levels, weakest to strongest:
+  none        a plain child process in its own session (killable as a group)
+  process     plus resource limits, and an unprivileged user when run as root
+              and the interpreter is reachable by one
+  bubblewrap  plus a private file system view (Python read-only, submission
+              read-only, a writable work folder, nothing else), no network,
+              its own PID namespace
+"""
+
+import os
+import resource
+import shutil
+import signal
+import sys
+import sysconfig
+
+LEVELS = ("none", "process", "bubblewrap")
+NOBODY = 65534
+CHILD_ENV_PASSTHROUGH = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
+SYSTEM_DIRS = ("/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", "/etc/alternatives")
+ONE_THREAD = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def strongest_available():
+    """The default level: bubblewrap where it works, else process limits."""
+    return "bubblewrap" if bubblewrap_works() else "process"
+
+
+_bwrap_ok = None
+
+
+def bubblewrap_works():
+    """bwrap is installed and may create namespaces here (checked once)."""
+    global _bwrap_ok
+    if _bwrap_ok is None:
+        _bwrap_ok = _probe_bwrap()
+    return _bwrap_ok
+
+
+def _probe_bwrap():
+    import subprocess
+
+    bwrap = shutil.which("bwrap")
+    if not bwrap:
+        return False
+    try:
+        probe = subprocess.run(
+            [bwrap, *_namespace_flags(), "--ro-bind", "/", "/", "true"],
+            capture_output=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return probe.returncode == 0
+
+
+def _namespace_flags():
+    return ["--unshare-all", "--die-with-parent", "--new-session",
+            "--unshare-user", "--uid", str(NOBODY), "--gid", str(NOBODY),
+            "--cap-drop", "ALL"]
+
+
+def library_paths():
+    """Folders the child needs on sys.path for numpy and sympy."""
+    paths = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}
+    for name in ("numpy", "sympy", "mpmath"):
+        module = sys.modules.get(name)
+        if module is None:
+            try:
+                module = __import__(name)
+            except ImportError:
+                continue
+        paths.add(os.path.dirname(os.path.dirname(os.path.abspath(module.__file__))))
+    return sorted(p for p in paths if os.path.isdir(p))
+
+
+def child_env(workdir):
+    env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": workdir,
+           "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0"}
+    env.update({k: "1" for k in ONE_THREAD})
+    env.update({k: os.environ[k] for k in CHILD_ENV_PASSTHROUGH if k in os.environ})
+    return env
+
+
+def interpreter():
+    return os.path.realpath(sys.executable)
+
+
+def command(level, script, workdir, submission, runtime_dir):
+    """argv that runs the child ``script`` at the given isolation level."""
+    python = [interpreter(), "-I", "-X", "utf8", script]
+    if level != "bubblewrap":
+        return python
+    binds = []
+    for path in SYSTEM_DIRS:
+        if os.path.islink(path):
+            binds += ["--symlink", os.readlink(path), path]
+        elif os.path.isdir(path):
+            binds += ["--ro-bind", path, path]
+    for path in _readonly_roots(submission, runtime_dir):
+        binds += ["--ro-bind", path, path]
+    return ["bwrap", *_namespace_flags(), "--tmpfs", "/tmp", "--proc", "/proc",
+            "--dev", "/dev", *binds, "--bind", workdir, workdir,
+            "--chdir", workdir, "--", *python]
+
+
+def _readonly_roots(submission, runtime_dir):
+    roots = [sys.base_prefix, sys.prefix, *library_paths(), submission, runtime_dir]
+    seen = []
+    for path in map(os.path.realpath, roots):
+        covered = any(path == s or path.startswith(s + os.sep) for s in [*SYSTEM_DIRS, *seen])
+        if os.path.exists(path) and not covered:
+            seen.append(path)
+    return seen
+
+
+def unprivileged_user_can_reach(*extra):
+    """Whether 'nobody' can reach the interpreter, its libraries and ``extra``."""
+    for path in [interpreter(), *library_paths(), *extra]:
+        parts = os.path.realpath(path).split(os.sep)
+        for i in range(2, len(parts) + 1):
+            mode = os.stat(os.sep.join(parts[:i]) or "/").st_mode
+            if not mode & 0o001:
+                return False
+    return True
+
+
+def drop_privileges(level, submission):
+    """Whether the child should switch to 'nobody' (root, level process)."""
+    return (level == "process" and os.geteuid() == 0
+            and unprivileged_user_can_reach(submission))
+
+
+def describe(level, submission):
+    """The isolation string the report states."""
+    if level == "process" and os.geteuid() == 0 and not drop_privileges(level, submission):
+        return "process (as root: Python or the submission not reachable by 'nobody')"
+    return level
+
+
+def preexec(level, limits, drop):
+    """A function run in the child before exec: resource limits, user switch."""
+
+    def apply():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        if level == "none":
+            return
+        _set_limit(resource.RLIMIT_AS, limits.memory)
+        _set_limit(resource.RLIMIT_CPU, int(limits.cpu) + 1)
+        _set_limit(resource.RLIMIT_FSIZE, limits.answer + 4 * limits.output + (1 << 20))
+        _set_limit(resource.RLIMIT_CORE, 0)
+        if drop:
+            _set_limit(resource.RLIMIT_NPROC, limits.processes)
+            os.setgroups([])
+            os.setgid(NOBODY)
+            os.setuid(NOBODY)
+
+    return apply
+
+
+def _set_limit(which, value):
+    soft, hard = resource.getrlimit(which)
+    if hard != resource.RLIM_INFINITY:
+        value = min(value, hard)
+    resource.setrlimit(which, (value, value if hard == resource.RLIM_INFINITY else hard))

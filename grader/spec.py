@@ -1,0 +1,134 @@
+"""Loaded course objects: frozen, built once from YAML, never mutated.
+
+A spec says what to check; results (``results.py``) say what happened and
+point back to their spec by id.
+"""
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+from .limits import Limits
+
+
+@dataclasses.dataclass(frozen=True)
+class Text:
+    """Bilingual text."""
+
+    zh: str
+    en: str
+
+    def get(self, lang):
+        return self.zh if lang == "zh" else self.en
+
+
+@dataclasses.dataclass(frozen=True)
+class Compare:
+    """How an answer is compared: a kind plus its tolerance parameters."""
+
+    kind: str
+    params: dict
+
+    def param(self, name, default=None):
+        value = self.params.get(name)
+        return default if value is None else value
+
+
+@dataclasses.dataclass(frozen=True)
+class Rule:
+    """A value rule for a known wrong answer: ``ratio``, ``equals``, ``nonfinite``..."""
+
+    kind: str
+    value: Any
+
+
+@dataclasses.dataclass(frozen=True)
+class Misconception:
+    """A named wrong answer: a wrong reference function or a value rule."""
+
+    tag: str
+    message: Text
+    wrong: str | None        # name of a wrong function in the solution module
+    rule: Rule | None
+    functions: tuple         # graded functions it applies to (empty: all)
+    checks: tuple            # check ids it applies to (empty: all)
+
+    def applies_to(self, check):
+        return ((not self.functions or check.function in self.functions)
+                and (not self.checks or check.id in self.checks))
+
+
+@dataclasses.dataclass(frozen=True)
+class Check:
+    """One graded call: inputs, how to compare, points, visibility."""
+
+    id: str
+    function: str
+    args: tuple
+    kwargs: dict
+    compare: Compare
+    visibility: str
+    points: float | None
+    pick: Any
+    expect: Any
+    has_expect: bool
+    description: Text | None
+    source: Path
+    line: int
+
+    @property
+    def hidden(self):
+        return self.visibility == "hidden"
+
+
+@dataclasses.dataclass(frozen=True)
+class Exercise:
+    id: str
+    set_id: str
+    title: Text
+    prompt: Text
+    file: str
+    functions: tuple
+    points: float
+    limits: Limits
+    hints: tuple
+    misconceptions: tuple
+    checks: tuple
+    spec_path: Path
+    solution_path: Path
+    test_files: tuple
+
+    @property
+    def module(self):
+        return Path(self.file).stem
+
+
+@dataclasses.dataclass(frozen=True)
+class ExerciseSet:
+    id: str
+    title: Text
+    exercises: tuple
+    exercises_dir: Path
+    solutions_dir: Path
+
+    def exercise(self, exercise_id):
+        for ex in self.exercises:
+            if ex.id == exercise_id:
+                return ex
+        return None
+
+
+@dataclasses.dataclass(frozen=True)
+class Course:
+    root: Path
+
+    @property
+    def exercises_dir(self):
+        return self.root / "exercises"
+
+    @property
+    def solutions_dir(self):
+        return self.root / "solutions"
+
+    def set_ids(self):
+        return sorted(p.parent.name for p in self.exercises_dir.glob("*/set.yaml"))

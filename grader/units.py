@@ -1,0 +1,69 @@
+"""Byte quantities: '512 KiB', '0.5 MiB', '512 KB', or a whole number of bytes.
+
+Parsed with a regular expression (never eval) and converted with
+``sympy.physics.units``: binary prefixes (KiB = 1024 B) are sympy's own
+units, decimal ones (KB = 1000 B) are sympy's SI prefixes times a byte.
+"""
+
+import re
+from fractions import Fraction
+
+_QUANTITY = re.compile(r"^\s*([0-9]+(?:[.,_][0-9]+)*|[0-9]*\.[0-9]+)\s*([A-Za-z]+)?\s*$")
+_BINARY = {"kib": "kibibyte", "mib": "mebibyte", "gib": "gibibyte", "tib": "tebibyte",
+           "pib": "pebibyte"}
+_DECIMAL = {"kb": "kilo", "mb": "mega", "gb": "giga", "tb": "tera", "pb": "peta"}
+_BYTE = {"b", "byte", "bytes"}
+
+
+class UnitError(ValueError):
+    """Text that is not a byte quantity; the message says why, for students."""
+
+
+def unit_factor(unit):
+    """Bytes in one ``unit`` (as an int), via sympy.physics.units."""
+    from sympy.physics import units
+    from sympy.physics.units import convert_to
+
+    key = unit.lower()
+    if key in _BYTE:
+        return 1
+    if unit[-1] == "b" and key[:-1] in ("k", "m", "g", "t", "p", "ki", "mi", "gi", "ti"):
+        raise UnitError(f"'{unit}' means bits (lowercase b); write {unit[:-1]}B for bytes")
+    if key in _BINARY:
+        quantity = getattr(units, _BINARY[key])
+    elif key in _DECIMAL:
+        quantity = getattr(units, _DECIMAL[key]) * units.byte
+    else:
+        raise UnitError(f"unknown unit '{unit}'; use B, KB, MB, GB, KiB, MiB or GiB")
+    return int(convert_to(quantity, units.byte) / units.byte)
+
+
+def parse_bytes(value):
+    """A student's byte answer -> Fraction of bytes; UnitError if unreadable."""
+    if isinstance(value, bool):
+        raise UnitError("a bool is not a number of bytes")
+    if isinstance(value, (int, Fraction)):
+        return Fraction(value)
+    if isinstance(value, float):
+        if value != value or value in (float("inf"), float("-inf")):
+            raise UnitError("not a finite number")
+        return Fraction(value)
+    if not isinstance(value, str):
+        raise UnitError(f"expected an int of bytes or a string like '512 KiB', "
+                        f"got {type(value).__name__}")
+    match = _QUANTITY.match(value)
+    if not match:
+        raise UnitError(f"cannot read {value!r}; write a number and a unit, e.g. '512 KiB'")
+    number = Fraction(match.group(1).replace(",", "").replace("_", ""))
+    return number * unit_factor(match.group(2) or "B")
+
+
+def describe_bytes(n):
+    """'524288 B (512 KiB)': the exact count and a binary-prefixed reading."""
+    n = Fraction(n)
+    shown = str(int(n)) if n.denominator == 1 else f"{float(n):g}"
+    for unit, factor in (("TiB", 1024 ** 4), ("GiB", 1024 ** 3), ("MiB", 1024 ** 2),
+                         ("KiB", 1024)):
+        if abs(n) >= factor:
+            return f"{shown} B ({float(n / factor):g} {unit})"
+    return f"{shown} B"

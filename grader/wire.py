@@ -1,0 +1,311 @@
+"""Plain-data wire format between the grader and the student process.
+
+Both sides import this one module: the child gets a copy beside its runner,
+because the course root (and so the ``grader`` package) is out of its reach.
+It therefore imports nothing from ``grader``.
+
+Values become JSON: numbers, strings, bools, None and lists as themselves;
+everything else as a tagged object ``{"$t": tag, ...}``.  Decoding builds
+only the types listed here (sympy nodes from a fixed whitelist), so the
+trusted side never unpickles, evals or calls anything the child chose.
+"""
+
+import base64
+import json
+import math
+from fractions import Fraction
+
+import numpy as np
+
+ARRAY_KINDS = "biufc"
+MAX_NODES = 200_000
+MAX_SYMPY_NODES = 5_000
+SYMPY_FUNCTIONS = (
+    "Add", "Mul", "Pow", "exp", "log", "sin", "cos", "tan", "tanh", "sinh",
+    "cosh", "atan", "Abs", "Max", "Min", "floor", "ceiling", "sign",
+    "factorial", "binomial", "Heaviside",
+)
+SYMPY_CONSTANTS = ("Pi", "Exp1", "ImaginaryUnit", "Infinity",
+                   "NegativeInfinity", "ComplexInfinity", "NaN")
+SYMBOL_ASSUMPTIONS = ("positive", "negative", "nonnegative", "integer", "real")
+
+
+class WireError(Exception):
+    """A value cannot cross the boundary; ``type_name`` names the culprit."""
+
+    def __init__(self, message, type_name=None, where=""):
+        super().__init__(message)
+        self.type_name = type_name
+        self.where = where
+
+
+# ---------------------------------------------------------------- encoding
+
+def encode(value, _where="answer", _budget=None):
+    """Turn a value into JSON-able plain data, or raise WireError."""
+    budget = _budget if _budget is not None else [MAX_NODES]
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise WireError("too many nested values", where=_where)
+    kind = type(value)
+    if value is None or kind in (bool, str):
+        return value
+    if kind is int:
+        return value if abs(value) < 2 ** 53 else {"$t": "int", "v": str(value)}
+    if kind is float:
+        return _encode_float(value)
+    if kind is complex:
+        return {"$t": "complex", "re": _encode_float(value.real),
+                "im": _encode_float(value.imag)}
+    if kind is Fraction:
+        return {"$t": "frac", "n": str(value.numerator), "d": str(value.denominator)}
+    if kind is list:
+        return [encode(v, f"{_where}[{i}]", budget) for i, v in enumerate(value)]
+    if kind is tuple:
+        return {"$t": "tuple", "items": [encode(v, f"{_where}[{i}]", budget)
+                                         for i, v in enumerate(value)]}
+    if kind in (set, frozenset):
+        items = [encode(v, f"{_where} item", budget) for v in value]
+        return {"$t": "set", "items": sorted(items, key=json.dumps)}
+    if kind is dict:
+        return {"$t": "dict", "items": [[encode(k, f"{_where} key", budget),
+                                         encode(v, f"{_where}[{k!r}]", budget)]
+                                        for k, v in value.items()]}
+    if kind is np.ndarray:
+        return _encode_array(value, _where)
+    if isinstance(value, np.generic) and type(value).__module__ == "numpy":
+        return _encode_numpy_scalar(value, _where, budget)
+    if _is_sympy(value):
+        return {"$t": "sympy", "tree": _encode_sympy(value, _where, [MAX_SYMPY_NODES])}
+    raise WireError(f"unsupported type {kind.__name__}", kind.__name__, _where)
+
+
+def _encode_float(x):
+    if math.isfinite(x):
+        return x
+    return {"$t": "float", "v": "nan" if x != x else ("inf" if x > 0 else "-inf")}
+
+
+def _encode_array(arr, where):
+    if arr.dtype.kind not in ARRAY_KINDS or arr.dtype.hasobject:
+        raise WireError(f"array of dtype {arr.dtype}", f"ndarray[{arr.dtype}]", where)
+    data = np.ascontiguousarray(arr).astype(arr.dtype.newbyteorder("<"), copy=False)
+    return {"$t": "nd", "dtype": data.dtype.str, "shape": list(arr.shape),
+            "b64": base64.b64encode(data.tobytes()).decode("ascii")}
+
+
+def _encode_numpy_scalar(value, where, budget):
+    if value.dtype.kind not in ARRAY_KINDS:
+        raise WireError(f"numpy scalar of dtype {value.dtype}", type(value).__name__, where)
+    return encode(value.item(), where, budget)
+
+
+def _is_sympy(value):
+    module = type(value).__module__ or ""
+    return module.startswith("sympy.") and hasattr(value, "func") and hasattr(value, "args")
+
+
+def _encode_sympy(expr, where, budget):
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise WireError("sympy expression too large", "sympy expression", where)
+    if expr.is_Symbol:
+        assumptions = {k: True for k in SYMBOL_ASSUMPTIONS if expr.assumptions0.get(k)}
+        return ["Symbol", str(expr.name), assumptions]
+    if expr.is_Integer:
+        return ["Integer", str(int(expr))]
+    if expr.is_Rational:
+        return ["Rational", str(int(expr.p)), str(int(expr.q))]
+    if expr.is_Float:
+        return ["Float", str(expr), int(expr._prec)]
+    name = type(expr).__name__
+    if name in SYMPY_CONSTANTS:
+        return [name]
+    name = getattr(expr.func, "__name__", name)
+    if name not in SYMPY_FUNCTIONS:
+        raise WireError(f"sympy {name} is not accepted", f"sympy {name}", where)
+    return [name] + [_encode_sympy(a, where, budget) for a in expr.args]
+
+
+# ---------------------------------------------------------------- decoding
+
+def decode(data, _budget=None):
+    """Rebuild a value from plain data; anything unexpected raises WireError."""
+    budget = _budget if _budget is not None else [MAX_NODES]
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise WireError("too many nested values")
+    if data is None or type(data) in (bool, str, int):
+        return data
+    if type(data) is float:
+        return data
+    if type(data) is list:
+        return [decode(v, budget) for v in data]
+    if type(data) is not dict:
+        raise WireError(f"unexpected JSON value {type(data).__name__}")
+    tag = data.get("$t")
+    decoder = _DECODERS.get(tag)
+    if decoder is None:
+        raise WireError(f"unknown tag {tag!r}")
+    return decoder(data, budget)
+
+
+def _field(data, key, kind):
+    value = data.get(key)
+    if type(value) is not kind:
+        raise WireError(f"field {key!r} should be {kind.__name__}")
+    return value
+
+
+def _decode_int(data, budget):
+    text = _field(data, "v", str)
+    if len(text) > 4000:
+        raise WireError("integer too long")
+    return int(text)
+
+
+def _decode_float(data, budget):
+    text = _field(data, "v", str)
+    if text not in ("nan", "inf", "-inf"):
+        raise WireError("bad float")
+    return float(text)
+
+
+def _decode_complex(data, budget):
+    return complex(_as_float(decode(data.get("re"), budget)),
+                   _as_float(decode(data.get("im"), budget)))
+
+
+def _as_float(value):
+    if type(value) not in (int, float):
+        raise WireError("complex parts must be numbers")
+    return float(value)
+
+
+def _decode_frac(data, budget):
+    n, d = _field(data, "n", str), _field(data, "d", str)
+    if len(n) > 4000 or len(d) > 4000:
+        raise WireError("fraction too long")
+    return Fraction(int(n), int(d))
+
+
+def _decode_tuple(data, budget):
+    return tuple(decode(v, budget) for v in _field(data, "items", list))
+
+
+def _decode_set(data, budget):
+    items = [decode(v, budget) for v in _field(data, "items", list)]
+    try:
+        return set(items)
+    except TypeError:
+        raise WireError("set items must be hashable") from None
+
+
+def _decode_dict(data, budget):
+    out = {}
+    for pair in _field(data, "items", list):
+        if type(pair) is not list or len(pair) != 2:
+            raise WireError("dict items must be pairs")
+        key = decode(pair[0], budget)
+        try:
+            out[key] = decode(pair[1], budget)
+        except TypeError:
+            raise WireError("dict keys must be hashable") from None
+    return out
+
+
+def _decode_array(data, budget):
+    dtype = np.dtype(_field(data, "dtype", str))
+    if dtype.kind not in ARRAY_KINDS or dtype.hasobject:
+        raise WireError(f"array dtype {dtype} not accepted")
+    shape = _field(data, "shape", list)
+    if not all(type(n) is int and n >= 0 for n in shape) or len(shape) > 32:
+        raise WireError("bad array shape")
+    raw = base64.b64decode(_field(data, "b64", str), validate=True)
+    if len(raw) != math.prod(shape) * dtype.itemsize:
+        raise WireError("array data does not match its shape")
+    return np.frombuffer(raw, dtype=dtype).reshape(shape).astype(dtype.newbyteorder("="))
+
+
+def _decode_sympy(data, budget):
+    return _sympy_node(data.get("tree"), [MAX_SYMPY_NODES])
+
+
+def _sympy_node(node, budget):
+    import sympy
+
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise WireError("sympy expression too large")
+    if type(node) is not list or not node or type(node[0]) is not str:
+        raise WireError("bad sympy node")
+    head, args = node[0], node[1:]
+    if head == "Symbol":
+        return _sympy_symbol(args)
+    if head == "Integer":
+        return sympy.Integer(_digits(args, 1)[0])
+    if head == "Rational":
+        p, q = _digits(args, 2)
+        return sympy.Rational(p, q)
+    if head == "Float":
+        return _sympy_float(args)
+    if head in SYMPY_CONSTANTS:
+        return getattr(sympy.S, head)
+    if head not in SYMPY_FUNCTIONS:
+        raise WireError(f"sympy {head} is not accepted")
+    func = getattr(sympy, head)
+    children = [_sympy_node(a, budget) for a in args]
+    return func(*children, evaluate=False)
+
+
+def _sympy_symbol(args):
+    import sympy
+
+    if len(args) != 2 or type(args[0]) is not str or type(args[1]) is not dict:
+        raise WireError("bad sympy symbol")
+    if not args[0].isidentifier() or len(args[0]) > 64:
+        raise WireError("bad sympy symbol name")
+    flags = {k: True for k in SYMBOL_ASSUMPTIONS if args[1].get(k) is True}
+    return sympy.Symbol(args[0], **flags)
+
+
+def _digits(args, count):
+    if len(args) != count or not all(type(a) is str and len(a) < 4000 for a in args):
+        raise WireError("bad sympy number")
+    try:
+        return [int(a) for a in args]
+    except ValueError:
+        raise WireError("bad sympy number") from None
+
+
+def _sympy_float(args):
+    import sympy
+
+    if len(args) != 2 or type(args[0]) is not str or type(args[1]) is not int:
+        raise WireError("bad sympy float")
+    try:
+        return sympy.Float(float(args[0]))
+    except ValueError:
+        raise WireError("bad sympy float") from None
+
+
+_DECODERS = {
+    "int": _decode_int, "float": _decode_float, "complex": _decode_complex,
+    "frac": _decode_frac, "tuple": _decode_tuple, "set": _decode_set,
+    "dict": _decode_dict, "nd": _decode_array, "sympy": _decode_sympy,
+}
+
+
+def loads(text):
+    """Parse wire JSON text; malformed or hostile text raises WireError."""
+    try:
+        return decode(json.loads(text))
+    except WireError:
+        raise
+    except (ValueError, RecursionError, TypeError, OverflowError) as exc:
+        raise WireError(f"unreadable data ({type(exc).__name__})") from None
+
+
+def dumps(value):
+    """Encode a value to wire JSON text."""
+    return json.dumps(encode(value), allow_nan=False, separators=(",", ":"))

@@ -1,0 +1,58 @@
+"""Shared helpers: the bundled course, submission folders, running the CLI."""
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SOLUTIONS = ROOT / "solutions"
+EXERCISES = ROOT / "exercises"
+
+
+def run_cli(*args, cwd=ROOT, timeout=120):
+    """Run ``attn-grade`` as a user would; returns the CompletedProcess."""
+    return subprocess.run([sys.executable, "-m", "grader", *map(str, args)], cwd=cwd,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def grade_json(set_id, submission, *extra, cwd=ROOT):
+    """Grade through the CLI with --json; returns (exit code, parsed document)."""
+    proc = run_cli(set_id, "--submission", submission, "--json", "--lang", "en", *extra,
+                   cwd=cwd)
+    assert proc.returncode in (0, 1), proc.stderr
+    return proc.returncode, json.loads(proc.stdout)
+
+
+def scores_by_exercise(document):
+    out = {}
+    for test in document["tests"]:
+        ex = test["extra_data"]["exercise"]
+        score, top = out.get(ex, (0.0, 0.0))
+        out[ex] = (score + test["score"], top + test["max_score"])
+    return out
+
+
+def checks_of(document, exercise):
+    return [t for t in document["tests"] if t["extra_data"]["exercise"] == exercise]
+
+
+@pytest.fixture
+def submission(tmp_path):
+    """A factory: a copy of the reference solutions of SET with some files replaced."""
+
+    def make(set_id, **files):
+        folder = tmp_path / f"submission-{set_id}"
+        if folder.exists():
+            shutil.rmtree(folder)
+        folder.mkdir()
+        for stub in (EXERCISES / set_id).glob("*.py"):
+            shutil.copy(SOLUTIONS / set_id / stub.name, folder / stub.name)
+        for name, text in files.items():
+            (folder / f"{name}.py").write_text(text, encoding="utf-8")
+        return folder
+
+    return make

@@ -1,0 +1,199 @@
+"""End to end: real submission folders graded through the CLI, as a student would."""
+
+import json
+import re
+import shutil
+
+import pytest
+
+from conftest import ROOT, SOLUTIONS, grade_json, run_cli, scores_by_exercise, checks_of
+
+FULL = {"temperature": 10.0, "attention_by_hand": 6.0, "attention": 14.0}
+
+
+def test_unfilled_stubs_score_zero_with_not_implemented():
+    code, doc = grade_json("day3", ROOT / "exercises" / "day3")
+    assert code == 1 and doc["score"] == 0 and doc["max_score"] == sum(FULL.values())
+    for test in doc["tests"]:
+        assert test["status"] == "failed"
+        if test["visibility"] == "visible":
+            assert "not implemented yet" in test["output"]
+    assert {t["extra_data"]["exercise"] for t in doc["tests"]} == set(FULL)
+
+
+def test_reference_solutions_get_full_marks():
+    code, doc = grade_json("day3", SOLUTIONS / "day3")
+    assert code == 0, [t for t in doc["tests"] if t["status"] != "passed"]
+    assert doc["score"] == doc["max_score"] == sum(FULL.values())
+    assert doc["extra_data"]["isolation"] in ("none", "process", "bubblewrap") or \
+        doc["extra_data"]["isolation"].startswith("process")
+
+
+def test_report_follows_the_gradescope_shape():
+    _, doc = grade_json("day3", SOLUTIONS / "day3")
+    assert {"score", "max_score", "tests", "extra_data"} <= set(doc)
+    for test in doc["tests"]:
+        assert {"name", "score", "max_score", "status", "visibility", "output", "tags",
+                "extra_data"} <= set(test)
+        assert test["status"] in ("passed", "failed")
+        assert test["visibility"] in ("visible", "hidden")
+        assert {"exercise", "file"} <= set(test["extra_data"])
+    assert abs(sum(t["score"] for t in doc["tests"]) - doc["score"]) < 1e-6
+
+
+TEMPERATURE_BASE = (SOLUTIONS / "day3" / "temperature.py").read_text()
+ATTENTION_BASE = (SOLUTIONS / "day3" / "attention.py").read_text()
+
+ATTENTION_WRONG = '''
+import numpy as np
+
+def attention(Q, K, V, causal=True):
+    Q, K, V = (np.asarray(a, dtype=float) for a in (Q, K, V))
+    n_q, n_k, d = Q.shape[0], K.shape[0], Q.shape[1]
+    scores = Q @ K.T / {scale}
+    if causal and {masked}:
+        scores = np.where(np.triu(np.ones((n_q, n_k), bool), k={offset}), -np.inf, scores)
+    scores = scores - scores.max(axis=-1, keepdims=True)
+    w = np.exp(scores)
+    w = w / w.sum(axis=-1, keepdims=True)
+    return w @ V, w
+'''
+
+
+def attention_with(scale="np.sqrt(d)", masked="True", offset="n_k - n_q + 1"):
+    return ATTENTION_WRONG.format(scale=scale, masked=masked, offset=offset)
+
+
+TEMPERATURE_WRONG = '''
+import numpy as np
+
+def softmax(logits, T=1.0):
+    z = np.asarray(logits, dtype=float) {op} T
+    {shift}
+    e = np.exp(z)
+    return e / e.sum(axis={axis}, keepdims=True)
+
+def greedy(logits):
+    return int(np.argmax(logits))
+'''
+
+
+def temperature_with(op="/", shift="z = z - z.max(axis=-1, keepdims=True)", axis="-1"):
+    return TEMPERATURE_WRONG.format(op=op, shift=shift, axis=axis)
+
+
+BY_HAND_WEIGHTS_AS_OUTPUT = (SOLUTIONS / "day3" / "attention_by_hand.py").read_text() + '''
+
+def seed_example_output():
+    return [[1, 0, 0], [0.5, 0.5, 0], [0.40, 0.20, 0.40]]
+
+
+def selftest_q7_output():
+    return [0.107, 0.787, 0.107]
+'''
+
+MISTAKES = {
+    "temperature-multiplied": ("temperature", temperature_with(op="*")),
+    "softmax-overflow": ("temperature", temperature_with(shift="pass")),
+    "softmax-wrong-axis": ("temperature", temperature_with(
+        shift="z = z - z.max(axis=0, keepdims=True)", axis="0")),
+    "no-causal-mask": ("attention", attention_with(masked="False")),
+    "no-scaling": ("attention", attention_with(scale="1.0")),
+    "scaled-by-d": ("attention", attention_with(scale="d")),
+    "mask-misaligned": ("attention", attention_with(offset="1")),
+    "weights-not-values": ("attention_by_hand", BY_HAND_WEIGHTS_AS_OUTPUT),
+}
+
+
+@pytest.mark.parametrize("tag", sorted(MISTAKES))
+def test_each_mistake_is_named_and_costs_only_its_exercise(submission, tag):
+    exercise, code = MISTAKES[tag]
+    folder = submission("day3", **{exercise: code})
+    exit_code, doc = grade_json("day3", folder)
+    assert exit_code == 1
+    scores = scores_by_exercise(doc)
+    for other, full in FULL.items():
+        if other != exercise:
+            assert scores[other] == pytest.approx((full, full)), other
+    assert scores[exercise][0] < FULL[exercise]
+    tagged = [t for t in checks_of(doc, exercise) if tag in t["tags"]]
+    assert tagged, [(t["name"], t["tags"], t["output"]) for t in checks_of(doc, exercise)
+                    if t["status"] == "failed"]
+    assert all(t["status"] == "failed" for t in tagged)
+    assert all(t["status"] == "passed" or t["extra_data"]["exercise"] == exercise
+               for t in doc["tests"])
+
+
+def test_hidden_checks_show_no_inputs_or_expected_values(submission):
+    folder = submission("day3", attention=attention_with(masked="False"))
+    _, doc = grade_json("day3", folder)
+    hidden = [t for t in doc["tests"] if t["visibility"] == "hidden" and t["status"] == "failed"]
+    assert hidden
+    for test in hidden:
+        lines = test["output"].split("\n")
+        fixed = lines.index("A hidden check failed; its inputs and expected answer are not shown.")
+        for line in lines[fixed + 1:]:
+            assert line.startswith(("likely mistake [", "hint: ")), test["output"]
+            assert not re.search(r"expected|\d\.\d|\[\[", line), test["output"]
+
+
+def test_visible_failure_says_expected_not_got_with_tolerance(submission):
+    folder = submission("day3", temperature=temperature_with(op="*"))
+    _, doc = grade_json("day3", folder)
+    test = next(t for t in doc["tests"] if t["name"] == "temperature: table-t05")
+    assert "elements differ" in test["output"] and "tolerance:" in test["output"]
+    assert "softmax([2, 1, 0], T=0.5)" in test["output"]
+    assert "likely mistake [temperature-multiplied]" in test["output"]
+
+
+def test_student_exception_shows_their_file_and_line(submission):
+    broken = ATTENTION_BASE.replace("    Q, K, V = (np.asarray(a, dtype=float) for a in (Q, K, V))",
+                                    "    Q, K, V = (np.asarray(a, dtype=float) for a in (Q, K, V))"
+                                    "\n    raise ValueError('my bug')")
+    folder = submission("day3", attention=broken)
+    _, doc = grade_json("day3", folder)
+    test = next(t for t in doc["tests"] if t["name"] == "attention: seed-output")
+    assert "attention raised ValueError: my bug (attention.py, line 14)" in test["output"]
+    assert "grader" not in test["output"] and "Traceback" not in test["output"]
+
+
+def test_printing_student_keeps_stdout_pure_json(submission):
+    noisy = "print('{\"score\": 100}')\nimport sys\nprint('junk', file=sys.stderr)\n" + \
+        TEMPERATURE_BASE.replace("    z = np.asarray(logits, dtype=float) / T",
+                                 "    print('hello ' * 10000)\n    z = np.asarray(logits, "
+                                 "dtype=float) / T")
+    folder = submission("day3", temperature=noisy)
+    proc = run_cli("day3", "--submission", folder, "--json")
+    doc = json.loads(proc.stdout)
+    assert proc.returncode == 0 and doc["score"] == doc["max_score"]
+
+
+def test_one_exercise_and_unknown_exercise():
+    code, doc = grade_json("day3", SOLUTIONS / "day3", "--exercise", "attention")
+    assert code == 0 and {t["extra_data"]["exercise"] for t in doc["tests"]} == {"attention"}
+    proc = run_cli("day3", "--exercise", "atention")
+    assert proc.returncode == 2 and "did you mean 'attention'?" in proc.stderr
+
+
+def test_terminal_report_in_chinese_and_exit_codes():
+    proc = run_cli("day3", "--lang", "zh", "--exercise", "temperature")
+    assert proc.returncode == 1
+    assert "还没有实现" in proc.stdout and "温度与 softmax" in proc.stdout
+
+
+def test_course_found_from_subfolder_and_list_command():
+    proc = run_cli("list", cwd=ROOT / "exercises" / "day3")
+    assert proc.returncode == 0
+    assert re.search(r"attention\s+attention.py\s+14", proc.stdout)
+    assert run_cli("nosuchset").returncode == 2
+
+
+def test_broken_yaml_is_a_course_error_without_traceback(tmp_path):
+    course = tmp_path / "course"
+    shutil.copytree(ROOT / "exercises", course / "exercises")
+    shutil.copytree(ROOT / "solutions", course / "solutions")
+    path = course / "exercises" / "day3" / "temperature.yaml"
+    path.write_text(path.read_text().replace("points: 10", "points: [10"))
+    proc = run_cli("day3", "--course", course)
+    assert proc.returncode == 2
+    assert "temperature.yaml:" in proc.stderr and "Traceback" not in proc.stderr

@@ -1,0 +1,187 @@
+"""The comparison engine, one comparator at a time, with its diagnoses."""
+
+from fractions import Fraction
+
+import numpy as np
+import pytest
+import sympy
+
+from grader.compare import compare
+from grader.feedback import render
+from grader.spec import Compare
+
+
+def spec(kind, **params):
+    return Compare(kind, params)
+
+
+def text(verdict, lang="en", hidden=False):
+    return render(verdict.reason, lang, hidden)
+
+
+# ---------------------------------------------------------------- numbers
+
+def test_number_within_relative_tolerance():
+    assert compare(1.0000001, 1.0, spec("number", rtol=1e-6)).passed
+    verdict = compare(1.01, 1.0, spec("number", rtol=1e-6))
+    assert not verdict.passed and text(verdict) == "expected 1, not 1.01"
+
+
+def test_number_tolerance_is_stated_in_plain_words():
+    verdict = compare(2.0, 1.0, spec("number", rtol=1e-3, atol=1e-9))
+    assert render(verdict.tolerance, "en") == (
+        "tolerance: relative error up to 0.1%, or absolute error up to 1e-09")
+    assert "0.1%" in render(verdict.tolerance, "zh")
+
+
+def test_number_accepts_fraction_and_exact_sympy():
+    assert compare(Fraction(1, 3), 0.3333333333, spec("number", rtol=1e-6)).passed
+    exact = sympy.exp(1 / sympy.sqrt(2))
+    assert compare(exact, 2.0281149816474726, spec("number", rtol=1e-9)).passed
+    assert compare(2.0281149816474726, exact, spec("number", rtol=1e-9)).passed
+
+
+def test_significant_figures():
+    assert compare(0.665, 0.66524, spec("number", sigfigs=3)).passed
+    assert not compare(0.67, 0.66524, spec("number", sigfigs=3)).passed
+
+
+def test_number_diagnoses_wrong_kinds():
+    assert "a bool" in text(compare(True, 1, spec("number")))
+    assert "a sequence" in text(compare((128, 128), 128, spec("number")))
+    assert "formula" in text(compare(sympy.Symbol("n"), 1, spec("number")))
+    assert "text" in text(compare("12", 12, spec("number")))
+
+
+# ---------------------------------------------------------------- arrays
+
+def test_array_shape_is_checked_first():
+    verdict = compare(np.zeros((3, 2)), np.zeros((3, 3)), spec("array"))
+    assert text(verdict) == "expected shape (3, 3), not (3, 2)"
+
+
+def test_array_reports_largest_error_and_where():
+    want = np.arange(6.0).reshape(2, 3)
+    got = want.copy()
+    got[1, 2] += 0.5
+    got[0, 1] += 0.1
+    verdict = compare(got, want, spec("array", rtol=0, atol=1e-3))
+    assert text(verdict) == ("2 of 6 elements differ; the largest error is 0.5 at index "
+                             "(1, 2) (expected 5, got 5.5)")
+
+
+def test_array_says_looks_transposed():
+    want = np.arange(6.0).reshape(2, 3)
+    assert "looks transposed" in text(compare(want.T, want, spec("array")))
+    square = np.array([[1.0, 2.0], [3.0, 4.0]])
+    verdict = compare(square.T, square, spec("array"))
+    assert verdict.reason.code == "transposed"
+    assert render(verdict.reason, "en", hidden=True) == "the answer looks transposed"
+
+
+def test_array_nan_rules():
+    want = np.array([1.0, 2.0])
+    verdict = compare(np.array([np.nan, 2.0]), want, spec("array"))
+    assert text(verdict).startswith("the answer contains NaN")
+    both = np.array([np.nan, 1.0])
+    assert compare(both, both, spec("array", nan="equal")).passed
+    assert not compare(np.array([1.0, 1.0]), both, spec("array", nan="equal")).passed
+    assert not compare(both, np.array([0.0, 1.0]), spec("array", nan="fail")).passed
+
+
+def test_array_accepts_nested_lists_and_sympy_elements():
+    half = sympy.Rational(1, 2)
+    assert compare([[1, 0], [half, half]], np.array([[1, 0], [.5, .5]]), spec("array")).passed
+    assert not compare([[1, 0], [1]], np.eye(2), spec("array")).passed
+
+
+def test_array_tolerance_for_hand_rounding():
+    exact = np.array([0.4011, 0.1978, 0.4011])
+    assert compare([0.40, 0.20, 0.40], exact, spec("array", rtol=0, atol=0.005)).passed
+    assert not compare([0.42, 0.16, 0.42], exact, spec("array", rtol=0, atol=0.005)).passed
+
+
+# ---------------------------------------------------------------- shapes, exact, choices
+
+def test_shape_bare_int_and_reverse_are_their_own_diagnoses():
+    verdict = compare(128, (4096, 128), spec("shape"))
+    assert verdict.reason.code == "got-int-for-shape"
+    verdict = compare((128, 4096), (4096, 128), spec("shape"))
+    assert verdict.reason.code == "shape-transposed"
+    assert "swapped" in render(verdict.reason, "en", hidden=True)
+    assert "4096" not in render(verdict.reason, "en", hidden=True)
+    assert compare([4096, 128], (4096, 128), spec("shape")).passed
+    assert compare((128, 128), 128, spec("exact")).reason.code == "got-sequence-for-number"
+
+
+def test_exact_integers_and_bools():
+    assert compare(67108864, 67108864, spec("exact")).passed
+    assert compare(67108864.0, 67108864, spec("exact")).passed
+    assert not compare(67108864.5, 67108864, spec("exact")).passed
+    assert not compare(1, True, spec("exact")).passed
+    assert compare(False, False, spec("exact")).passed
+
+
+def test_choice_and_set():
+    options = ["q", "k", "v", "weights"]
+    assert compare("v", "v", spec("choice", options=options)).passed
+    verdict = compare("values", "v", spec("choice", options=options))
+    assert verdict.reason.code == "not-an-option"
+    assert compare(["v", "k"], {"k", "v"}, spec("set")).passed
+    verdict = compare({"q", "k", "v"}, {"k", "v"}, spec("set"))
+    assert text(verdict) == "missing []; should not include ['q']"
+
+
+# ---------------------------------------------------------------- formulas
+
+def test_formula_simplifies_equivalent_forms():
+    L, h, d, b = sympy.symbols("L h d b", positive=True)
+    want = 2 * L * h * d * b
+    assert compare(L * (h * d) * b + b * d * h * L, want, spec("formula")).passed
+    verdict = compare(L * h * d * b, want, spec("formula"))
+    assert not verdict.passed and verdict.reason.code == "formula-differs"
+
+
+def test_formula_diagnoses_numbers_and_foreign_symbols():
+    n = sympy.Symbol("n", positive=True)
+    assert compare(16, n ** 2, spec("formula")).reason.code == "formula-is-number"
+    assert compare(sympy.Symbol("m") ** 2, n ** 2,
+                   spec("formula")).reason.code == "formula-foreign-symbols"
+
+
+def test_formula_spot_checks_when_simplify_times_out():
+    n = sympy.Symbol("n", positive=True)
+    hard = sympy.expand((n + 1) ** 30)
+    assert compare(hard, (n + 1) ** 30, spec("formula", timeout=0.001)).passed
+    assert not compare(hard + 1, (n + 1) ** 30, spec("formula", timeout=0.001)).passed
+
+
+# ---------------------------------------------------------------- bytes, dicts
+
+@pytest.mark.parametrize("answer", [524288, "512 KiB", "0.5 MiB", "512KiB", "524288 B"])
+def test_bytes_in_any_unit(answer):
+    assert compare(answer, 524288, spec("bytes")).passed
+
+
+def test_bytes_kb_is_not_kib():
+    verdict = compare("512 KB", "512 KiB", spec("bytes"))
+    assert text(verdict) == "expected 524288 B (512 KiB), not 512000 B (500 KiB)"
+
+
+def test_bytes_lowercase_b_means_bits():
+    verdict = compare("512 Kb", 524288, spec("bytes"))
+    assert verdict.reason.code == "bad-bytes" and "bits" in text(verdict)
+
+
+def test_bytes_rejects_code_and_nonsense():
+    assert not compare("__import__('os')", 1, spec("bytes")).passed
+    assert not compare("12 parsecs", 1, spec("bytes")).passed
+
+
+def test_dict_compares_each_value():
+    want = {"X": (2000, 4096), "scores": (2000, 2000)}
+    assert compare(dict(want), want, spec("dict", each=spec("shape"))).passed
+    verdict = compare({"X": (2000, 4096), "scores": (2000, 128)}, want,
+                      spec("dict", each=spec("shape")))
+    assert text(verdict) == "at key 'scores': expected shape (2000, 2000), not (2000, 128)"
+    assert compare({"X": (1, 1)}, want, spec("dict", each=spec("shape"))).reason.code == "keys"

@@ -1,0 +1,139 @@
+"""The spec loader: the bundled course loads; broken files get path, line, hint."""
+
+import textwrap
+
+import pytest
+
+from grader import spec_loader
+from grader.errors import CourseError
+from grader.spec import Course
+
+from conftest import ROOT
+
+GOOD = """\
+format_version: 1
+id: demo
+title: {zh: 演示, en: Demo}
+prompt: {zh: 写一个函数, en: Write a function}
+functions: [double]
+points: 2
+checks:
+  - id: two
+    args: [2]
+    compare: exact
+"""
+
+
+def make_course(tmp_path, exercise=GOOD, manifest=None, hidden=None):
+    ex = tmp_path / "exercises" / "demo"
+    sol = tmp_path / "solutions" / "demo"
+    ex.mkdir(parents=True)
+    sol.mkdir(parents=True)
+    (ex / "set.yaml").write_text(manifest or textwrap.dedent("""\
+        format_version: 1
+        title: {zh: 演示, en: Demo}
+        order: [demo]
+        """), encoding="utf-8")
+    (ex / "demo.yaml").write_text(exercise, encoding="utf-8")
+    (ex / "demo.py").write_text("def double(x):\n    raise NotImplementedError\n")
+    (sol / "demo.py").write_text("def double(x):\n    return 2 * x\n")
+    if hidden:
+        (sol / "demo.hidden.yaml").write_text(hidden, encoding="utf-8")
+    return Course(tmp_path)
+
+
+def load_error(tmp_path, **kwargs):
+    with pytest.raises(CourseError) as info:
+        spec_loader.load_set(make_course(tmp_path, **kwargs), "demo")
+    return info.value
+
+
+def test_bundled_sets_load():
+    course = Course(ROOT)
+    for set_id in course.set_ids():
+        exercise_set = spec_loader.load_set(course, set_id)
+        assert exercise_set.exercises
+        for exercise in exercise_set.exercises:
+            assert exercise.checks or exercise.test_files
+
+
+def test_good_file_loads(tmp_path):
+    exercise = spec_loader.load_set(make_course(tmp_path), "demo").exercises[0]
+    assert exercise.functions == ("double",) and exercise.checks[0].function == "double"
+    assert exercise.checks[0].line == 8
+
+
+CORPUS = {
+    "bad indentation": (GOOD.replace("  - id: two\n    args", "  - id: two\n   args"),
+                        9, "not valid YAML"),
+    "wrong type": (GOOD.replace("points: 2", "points: lots"), 6,
+                   "points: expected a number >= 0, got 'lots'"),
+    "unknown key": (GOOD.replace("points: 2", "pionts: 2"), 6, "did you mean 'points'?"),
+    "unknown compare kind": (GOOD.replace("compare: exact", "compare: exakt"), 10,
+                             "did you mean 'exact'?"),
+    "missing required": (GOOD.replace("functions: [double]\n", ""), 1,
+                         "functions: missing required key"),
+    "duplicate key": (GOOD + "points: 3\n", 11, "duplicate key 'points' (first on line 6)"),
+    "duplicate check id": (GOOD + "  - id: two\n    args: [3]\n    compare: exact\n", 11,
+                           "duplicate check id 'two'"),
+    "call of unknown function": (GOOD.replace("args: [2]", "call: dubble\n    args: [2]"), 8,
+                                 "did you mean 'double'?"),
+    "param not for kind": (GOOD.replace("compare: exact", "compare: {kind: shape, rtol: 1}"),
+                           10, "'rtol' does not apply to compare kind 'shape'"),
+    "unknown tag": (GOOD.replace("args: [2]", "args: [!arry [1, 2]]"), 9,
+                    "did you mean '!array'?"),
+    "missing bilingual half": (GOOD.replace("{zh: 演示, en: Demo}", "{en: Demo}"), 3,
+                               "both 'zh' and 'en'"),
+    "wrong format version": (GOOD.replace("format_version: 1", "format_version: 7"), 1,
+                             "format_version: expected one of 1"),
+    "id differs from file": (GOOD.replace("id: demo", "id: other"), 1,
+                             "id: expected the id 'demo'"),
+    "misconception without rule": (GOOD + "misconceptions:\n  - tag: oops\n    message: "
+                                   "{zh: 错, en: wrong}\n", 12, "exactly one of 'wrong'"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CORPUS))
+def test_broken_exercise_file_names_file_and_line(tmp_path, name):
+    text, line, fragment = CORPUS[name]
+    error = load_error(tmp_path, exercise=text)
+    message = str(error)
+    assert error.path.name == "demo.yaml", message
+    assert error.line == line, message
+    assert message.startswith(f"{error.path}:{line}: "), message
+    assert fragment in message
+
+
+def test_hidden_file_may_not_hold_visible_checks(tmp_path):
+    hidden = "format_version: 1\nchecks:\n  - id: h\n    args: [5]\n    compare: exact\n" \
+             "    visibility: visible\n"
+    error = load_error(tmp_path, hidden=hidden)
+    assert error.path.name == "demo.hidden.yaml" and error.line == 3
+    assert "hidden checks only" in str(error)
+
+
+def test_manifest_must_list_every_exercise(tmp_path):
+    manifest = "format_version: 1\ntitle: {zh: 演示, en: Demo}\norder: [demo, extra]\n"
+    error = load_error(tmp_path, manifest=manifest)
+    assert "no file extra.yaml" in str(error) and error.path.name == "set.yaml"
+
+
+def test_missing_stub_is_reported(tmp_path):
+    course = make_course(tmp_path)
+    (tmp_path / "exercises" / "demo" / "demo.py").unlink()
+    with pytest.raises(CourseError, match="the stub demo.py is missing"):
+        spec_loader.load_set(course, "demo")
+
+
+def test_unknown_set_suggests_a_name(tmp_path):
+    with pytest.raises(CourseError) as info:
+        spec_loader.load_set(make_course(tmp_path), "dmeo")
+    assert "did you mean 'demo'?" in str(info.value)
+
+
+def test_course_is_found_from_a_subfolder(tmp_path):
+    make_course(tmp_path)
+    deep = tmp_path / "exercises" / "demo"
+    assert spec_loader.find_course(deep).root == tmp_path.resolve()
+    with pytest.raises(CourseError, match="no course found"):
+        spec_loader.find_course(tmp_path.parent)

@@ -1,0 +1,136 @@
+"""The child-process boundary: value-or-exception, limits, nothing trusted."""
+
+import textwrap
+
+import numpy as np
+import pytest
+
+from grader import sandbox
+from grader.limits import Limits
+from grader.student_process import RunFolder, StudentProcess
+
+CODE = '''
+import numpy as np
+
+def double(x):
+    print("noise " * 1000)
+    return np.asarray(x) * 2
+
+def boom(x):
+    y = [1, 2]
+    return y[x]
+
+def hang():
+    while True:
+        pass
+
+def leave():
+    import os
+    os._exit(0)
+
+def liar():
+    class Liar:
+        def __eq__(self, other):
+            return True
+    return Liar()
+
+def mutate(a):
+    a[0] = 99.0
+    return 1
+
+def huge():
+    return np.zeros(1_000_000)
+'''
+
+
+@pytest.fixture(params=["none", "process"] + (["bubblewrap"] if sandbox.bubblewrap_works()
+                                               else []))
+def level(request):
+    return request.param
+
+
+@pytest.fixture
+def child(tmp_path, level):
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "mod.py").write_text(CODE, encoding="utf-8")
+    folder = RunFolder(unprivileged=sandbox.drop_privileges(level, str(tmp_path / "sub")))
+    process = StudentProcess(folder, tmp_path / "sub", "mod",
+                             Limits(time=1.0, answer=1_000_000, output=100), level)
+    yield process
+    process.close()
+    folder.close()
+
+
+def test_values_come_back_as_plain_data(child):
+    outcome = child.call("double", [np.array([1.0, 2.0])])
+    assert outcome.ok and np.array_equal(outcome.value, [2.0, 4.0])
+    assert len(outcome.output) == 100 and outcome.output_dropped > 0
+
+
+def test_student_exception_has_their_file_and_line(child):
+    outcome = child.call("boom", [5])
+    assert outcome.status == "error"
+    assert outcome.error["type"] == "IndexError"
+    assert outcome.error["file"] == "mod.py" and outcome.error["line"] == 10
+    assert outcome.error["code"] == "return y[x]"
+
+
+def test_hang_times_out_and_the_next_call_gets_a_fresh_child(child):
+    assert child.call("hang").status == "timeout"
+    assert child.call("double", [[1]]).ok
+
+
+def test_exit_before_answering_is_a_crash_not_a_result(child):
+    outcome = child.call("leave")
+    assert outcome.status == "crashed" and outcome.detail == "exit:0"
+
+
+def test_objects_are_refused_by_type_name(child):
+    outcome = child.call("liar")
+    assert outcome.status == "unsupported" and outcome.detail == "Liar"
+
+
+def test_mutated_arguments_are_noticed(child):
+    assert child.call("mutate", [np.zeros(3)]).mutated_args
+    assert not child.call("double", [np.zeros(3)]).mutated_args
+
+
+def test_answer_size_is_capped(child):
+    assert child.call("huge").status == "too_large"
+
+
+def test_missing_function(child):
+    outcome = child.call("nope")
+    assert outcome.status == "missing" and outcome.detail == "nope"
+
+
+def test_syntax_error_is_reported_once_with_line(tmp_path):
+    (tmp_path / "bad.py").write_text("def f(:\n    pass\n")
+    folder = RunFolder(unprivileged=False)
+    process = StudentProcess(folder, tmp_path, "bad", Limits(time=2.0), "none")
+    try:
+        first = process.call("f")
+        assert first.status == "error" and first.error["type"] == "SyntaxError"
+        assert first.error["file"] == "bad.py" and first.error["line"] == 1
+        assert process.call("f") is first
+    finally:
+        process.close()
+        folder.close()
+
+
+def test_slow_import_costs_one_timeout(tmp_path):
+    (tmp_path / "slow.py").write_text(textwrap.dedent("""\
+        import time
+        time.sleep(30)
+        def f():
+            return 1
+        """))
+    folder = RunFolder(unprivileged=False)
+    process = StudentProcess(folder, tmp_path, "slow", Limits(time=0.5), "none")
+    try:
+        assert process.call("f").status == "timeout"
+        assert process.call("f").status == "timeout"
+        assert process.restarts == 0
+    finally:
+        process.close()
+        folder.close()
