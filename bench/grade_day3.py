@@ -7,6 +7,7 @@ Prints the median of each and their ratio.
 """
 
 import argparse
+import json
 import statistics
 import subprocess
 import sys
@@ -16,11 +17,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def timed(argv):
+def timed(argv, check_json=False):
     start = time.perf_counter()
     proc = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True)
     elapsed = time.perf_counter() - start
-    if proc.returncode not in (0, 1):
+    if proc.returncode not in (0, 1) or (check_json and json.loads(proc.stdout)["score"] is None):
         sys.exit(f"{' '.join(argv)} failed:\n{proc.stderr}")
     return elapsed
 
@@ -38,7 +39,7 @@ def main():
     grade_times, import_times = [], []
     for _ in range(args.repeat):
         import_times.append(timed(imports))
-        grade_times.append(timed(grade))
+        grade_times.append(timed(grade, check_json=True))
     g, i = statistics.median(grade_times), statistics.median(import_times)
     print(f"attn-grade day3 --json (correct submission): {g:.3f} s (median of {args.repeat})")
     print(f"python -c 'import numpy, sympy, pytest, click, yaml': {i:.3f} s")

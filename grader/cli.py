@@ -39,6 +39,20 @@ class SetOrCommand(click.Group):
             args = ["grade", *args]
         return super().parse_args(ctx, args)
 
+    def invoke(self, ctx):
+        """A bug in the grader must never look like a failed check (exit 1)."""
+        try:
+            return super().invoke(ctx)
+        except (click.exceptions.ClickException, click.exceptions.Exit, click.Abort,
+                SystemExit):
+            raise
+        except Exception:
+            import traceback
+
+            click.echo("internal error in attn-grade (please report it):\n"
+                       + traceback.format_exc(), err=True)
+            sys.exit(ExitCode.USAGE)
+
     def format_usage(self, ctx, formatter):
         formatter.write_usage("attn-grade", "SET [OPTIONS]  |  attn-grade COMMAND [ARGS]")
 

@@ -29,9 +29,12 @@ def grade_set(exercise_set, submission, level, limit_overrides=None, only=None):
         graded = {}
         for exercise in exercises:
             limits = exercise.limits.merged(**(limit_overrides or {}))
-            process = StudentProcess(folder, submission, exercise.module, limits, level)
-            processes[exercise.id] = process
-            graded[exercise.id] = _yaml_checks(exercise, process, submission, limits)
+            processes[exercise.id] = StudentProcess(folder, submission, exercise.module,
+                                                    limits, level)
+        for exercise in exercises:
+            process = processes[exercise.id]
+            _prestart_next(exercises, processes, exercise)
+            graded[exercise.id] = _yaml_checks(exercise, process, submission, process.limits)
             if not exercise.test_files:
                 process.close()
         proxies = {ex_id: hidden_tests.StudentProxy(p, exercise_set.exercise(ex_id))
@@ -46,6 +49,13 @@ def grade_set(exercise_set, submission, level, limit_overrides=None, only=None):
     return RunResult(exercise_set.id, exercise_set.title, results,
                      sandbox.describe(level, str(submission)), str(submission),
                      time.monotonic() - start)
+
+
+def _prestart_next(exercises, processes, current):
+    """Start the current and the next exercise's child, so imports overlap checks."""
+    i = exercises.index(current)
+    for exercise in exercises[i:i + 2]:
+        processes[exercise.id].prestart()
 
 
 def _yaml_checks(exercise, process, submission, limits):

@@ -61,17 +61,21 @@ def _namespace_flags():
 
 
 def library_paths():
-    """Folders the child needs on sys.path for numpy and sympy."""
-    paths = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}
-    for name in ("numpy", "sympy", "mpmath"):
-        module = sys.modules.get(name)
-        if module is None:
-            try:
-                module = __import__(name)
-            except ImportError:
-                continue
-        paths.add(os.path.dirname(os.path.dirname(os.path.abspath(module.__file__))))
-    return sorted(p for p in paths if os.path.isdir(p))
+    """Folders the child needs on sys.path for numpy and sympy (found, not imported)."""
+    global _library_paths
+    if _library_paths is None:
+        import importlib.util
+
+        paths = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}
+        for name in ("numpy", "sympy", "mpmath"):
+            spec = importlib.util.find_spec(name)
+            if spec is not None and spec.origin:
+                paths.add(os.path.dirname(os.path.dirname(os.path.abspath(spec.origin))))
+        _library_paths = sorted(p for p in paths if os.path.isdir(p))
+    return _library_paths
+
+
+_library_paths = None
 
 
 def child_env(workdir):

@@ -89,6 +89,7 @@ class StudentProcess:
         self.restarts = 0
         self.load_failure = None
         self._next_id = 0
+        self._pending_load = None
         if not (Path(self.submission) / f"{module}.py").is_file():
             self.load_failure = CallOutcome("missing_file", detail=f"{module}.py")
 
@@ -148,17 +149,27 @@ class StudentProcess:
             self.close()
         return outcome
 
+    def prestart(self):
+        """Start the child and its import now, to overlap with other work."""
+        if self.load_failure is None and self.proc is None:
+            self._start()
+            self._pending_load = self._send({"op": "load"})
+
     def _ensure_loaded(self):
         if self.load_failure is not None:
             return self.load_failure
-        if self.proc is not None:
+        if self.proc is not None and self._pending_load is None:
             return None
-        if self.restarts >= MAX_RESTARTS:
-            return CallOutcome("skipped", detail=f"the process was restarted {MAX_RESTARTS} times")
-        if self.restarts or self._next_id:
-            self.restarts += 1
-        self._start()
-        loaded = self._request({"op": "load"})
+        if self.proc is None:
+            if self.restarts >= MAX_RESTARTS:
+                return CallOutcome("skipped",
+                                   detail=f"the process was restarted {MAX_RESTARTS} times")
+            if self._next_id:
+                self.restarts += 1
+            self.prestart()
+        rid, self._pending_load = self._pending_load, None
+        loaded = rid if isinstance(rid, CallOutcome) else self._await(
+            rid, time.monotonic() + self.limits.time)
         if loaded.ok:
             return None
         self.close()
@@ -166,6 +177,13 @@ class StudentProcess:
         return loaded
 
     def _request(self, request):
+        rid = self._send(request)
+        if isinstance(rid, CallOutcome):
+            return rid
+        return self._await(rid, time.monotonic() + self.limits.time)
+
+    def _send(self, request):
+        """Write a request and wake the child; its id, or a CallOutcome if it died."""
         self._next_id += 1
         rid = f"{self._next_id:06d}"
         path = self.workdir / f"req-{rid}.json"
@@ -177,7 +195,7 @@ class StudentProcess:
             self.proc.stdin.flush()
         except (BrokenPipeError, OSError):
             return self._crashed()
-        return self._await(rid, time.monotonic() + self.limits.time)
+        return rid
 
     def _await(self, rid, deadline):
         answer = self.workdir / f"ans-{rid}.json"
