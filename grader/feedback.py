@@ -20,7 +20,7 @@ class Msg:
     code: str
     values: dict
 
-    def __init__(self, code, **values):
+    def __init__(self, code, /, **values):
         object.__setattr__(self, "code", code)
         object.__setattr__(self, "values", values)
 
@@ -213,7 +213,7 @@ def _render_value(value, lang, hidden, is_value):
         return render(value, lang, hidden) or ""
     if isinstance(value, Text):
         return value.get(lang)
-    return fmt(value) if is_value else str(value)
+    return str(value) if isinstance(value, str) and not is_value else fmt(value)
 
 
 def _percent(rtol):

@@ -118,9 +118,20 @@ def run(exercises, proxies):
                      "-W", "ignore::pytest.PytestAssertRewriteWarning", "--tb=short"],
                     plugins=[plugin])
     for report in plugin.collect_errors:
-        raise CourseError(f"the hidden tests could not be collected:\n{report.longreprtext}",
-                          Path(str(report.nodeid).split("::")[0]) if report.nodeid else None)
+        raise _collect_error(report)
     return [_result(item, plugin) for item in plugin.items]
+
+
+def _collect_error(report):
+    """A CourseError at the instructor's line, without pytest's traceback."""
+    crash = getattr(report.longrepr, "reprcrash", None)
+    if crash is not None:
+        return CourseError(f"the hidden tests could not be collected: {crash.message}",
+                           Path(crash.path), crash.lineno)
+    lines = [ln for ln in report.longreprtext.splitlines() if ln.startswith("E ")]
+    detail = lines[-1][1:].strip() if lines else "see pytest's output"
+    return CourseError(f"the hidden tests could not be collected: {detail}",
+                       Path(str(report.nodeid).split("::")[0]) if report.nodeid else None)
 
 
 @contextlib.contextmanager
@@ -143,12 +154,13 @@ def _result(item, plugin):
     report = plugin.reports.get(id(item))
     points = item.get_closest_marker("points")
     points = float(points.args[0]) if points else None
+    tags = _declared_tags(item, exercise)
     base = dict(exercise=exercise.id, file=exercise.file, check=item.name,
                 visibility="hidden", max_score=0.0, kind="pytest",
                 description=_doc(item))
     if report is not None and report.passed:
         return exercise, CheckResult(passed=True, **base), points
-    lines, tags = _failure(item, report, exercise)
+    lines, tags = _failure(item, report, exercise, tags)
     return exercise, CheckResult(passed=False, lines=tuple(lines), tags=tuple(tags),
                                  **base), points
 
@@ -158,19 +170,25 @@ def _doc(item):
     return doc.strip().splitlines()[0] if doc else None
 
 
-def _failure(item, report, exercise):
-    failed_call = _student_failure(report)
-    if failed_call is not None:
-        return outcome_lines(failed_call.outcome, failed_call.function, exercise.file,
-                             exercise.limits), []
+def _declared_tags(item, exercise):
+    """The test's misconception tags; each must be declared in the exercise YAML."""
     marker = item.get_closest_marker("misconception")
     tags = list(marker.args) if marker else []
-    known = {m.tag: m for m in exercise.misconceptions}
+    known = {m.tag for m in exercise.misconceptions}
     for tag in tags:
         if tag not in known:
             raise CourseError(f"{item.name}: misconception {tag!r} is not declared in "
                               f"{exercise.spec_path.name}", Path(item.path),
                               hint="add it under 'misconceptions' in the exercise YAML")
+    return tags
+
+
+def _failure(item, report, exercise, tags):
+    failed_call = _student_failure(report)
+    if failed_call is not None:   # the code did not answer: no misconception to name
+        return outcome_lines(failed_call.outcome, failed_call.function, exercise.file,
+                             exercise.limits), []
+    known = {m.tag: m for m in exercise.misconceptions}
     return [Msg("hidden-failed")] + [misconception_line(known[t]) for t in tags], tags
 
 

@@ -12,7 +12,13 @@ from .results import CheckResult, misconception_line
 from .units import UnitError, parse_bytes
 
 
-def outcome_lines(outcome, function, file, limits):
+WANTED = {"number": "number", "array": "array of numbers", "shape": "tuple of ints",
+          "exact": "plain value", "choice": "choice (a string)",
+          "set": "set or list of choices", "formula": "sympy expression",
+          "bytes": "int of bytes or a string such as '512 KiB'", "dict": "dict"}
+
+
+def outcome_lines(outcome, function, file, limits, want="plain value"):
     """Feedback for a call that did not return a usable answer."""
     status, err = outcome.status, outcome.error
     where = Msg("where", file=err["file"], line=err["line"]) if err.get("line") else ""
@@ -22,6 +28,8 @@ def outcome_lines(outcome, function, file, limits):
             return [Msg("not-implemented", function=function)]
         if kind == "MemoryError":
             return [Msg("memory", limit=_size(limits.memory))]
+        if kind == "SystemExit":
+            return [Msg("exited", code=err.get("message") or "0")]
         if kind in ("SyntaxError", "IndentationError", "TabError"):
             return [Msg("syntax-error", file=err.get("file", file),
                         message=err.get("message", ""), where=where)]
@@ -30,9 +38,7 @@ def outcome_lines(outcome, function, file, limits):
     if status == "missing":
         return [Msg("missing-function", function=function, file=file)]
     if status == "unsupported":
-        return [Msg("unsupported", function=function, type_name=outcome.detail,
-                    want="plain value (number, string, list, tuple, dict, ndarray or sympy "
-                         "expression)")]
+        return [Msg("unsupported", function=function, type_name=outcome.detail, want=want)]
     if status == "too_large":
         return [Msg("too-large", function=function, size=outcome.detail,
                     limit=_size(limits.answer))]
@@ -94,7 +100,8 @@ def judge(check, exercise, outcome, expected, wrong_answers):
     base = dict(exercise=exercise.id, file=exercise.file, check=check.id,
                 visibility=check.visibility, max_score=0.0, description=check.description)
     if not outcome.ok:
-        lines = outcome_lines(outcome, check.function, exercise.file, exercise.limits)
+        lines = outcome_lines(outcome, check.function, exercise.file, exercise.limits,
+                              WANTED[check.compare.kind])
         return CheckResult(passed=False, lines=tuple(lines), **base)
     base["answered"] = True
     try:

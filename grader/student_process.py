@@ -23,6 +23,7 @@ from typing import Any
 from . import sandbox, wire
 from .limits import Limits, describe_size
 
+LIVE_CHILDREN = set()   # pids of every student process this grader has running
 RUNTIME_FILES = {"_attn_grade_wire.py": "wire.py", "_attn_grade_child.py": "child_main.py"}
 MAX_RESTARTS = 3
 
@@ -54,6 +55,7 @@ class RunFolder:
     """A private temporary folder for one grading run, removed on close."""
 
     def __init__(self, unprivileged):
+        sandbox.become_subreaper()
         self.root = Path(tempfile.mkdtemp(prefix="attn-grade-"))
         self.runtime = self.root / "runtime"
         self.runtime.mkdir()
@@ -116,6 +118,7 @@ class StudentProcess:
         finally:
             os.close(notify_w)
             console.close()
+        LIVE_CHILDREN.add(self.proc.pid)
         self.notify = notify_r
 
     def close(self):
@@ -128,13 +131,14 @@ class StudentProcess:
             pass
         self.proc.kill()
         self.proc.wait()
-        for stream in (self.proc.stdin,):
-            try:
-                stream.close()
-            except OSError:
-                pass
+        LIVE_CHILDREN.discard(self.proc.pid)
+        try:
+            self.proc.stdin.close()
+        except OSError:
+            pass
         os.close(self.notify)
         self.proc = None
+        sandbox.reap_strays(LIVE_CHILDREN)
 
     # ------------------------------------------------------------ calls
     def call(self, function, args=(), kwargs=None):
@@ -215,7 +219,9 @@ class StudentProcess:
         self.proc.wait()
         code = self.proc.returncode
         console = self._console_tail()
-        if code is not None and code < 0:
+        if self.level == "bubblewrap" and 128 < code < 128 + 65:
+            code = 128 - code   # bwrap reports its child's signal N as exit 128 + N
+        if code < 0:
             sig = signal.Signals(-code)
             if sig == signal.SIGXCPU:
                 return CallOutcome("crashed", detail=f"cpu:{self.limits.cpu:g}")

@@ -1,0 +1,72 @@
+"""Bad instructor input: exit 2, the path (and line), what to do, no traceback."""
+
+import shutil
+
+import pytest
+
+from conftest import ROOT, run_cli
+
+
+@pytest.fixture
+def course(tmp_path):
+    root = tmp_path / "course"
+    shutil.copytree(ROOT / "exercises", root / "exercises")
+    shutil.copytree(ROOT / "solutions", root / "solutions")
+    return root
+
+
+def grade(course):
+    proc = run_cli("day3", "--course", course, "--submission", course / "solutions" / "day3",
+                   "--json")
+    assert proc.returncode == 2, proc.stdout[-2000:]
+    assert "Traceback" not in proc.stderr and proc.stdout == ""
+    return proc.stderr
+
+
+def test_missing_stub(course):
+    (course / "exercises" / "day3" / "attention.py").unlink()
+    message = grade(course)
+    assert "attention.yaml: the stub attention.py is missing" in message
+
+
+def test_missing_solution(course):
+    (course / "solutions" / "day3" / "temperature.py").unlink()
+    shutil.copy(ROOT / "solutions" / "day3" / "temperature.py",
+                course / "temperature.py")  # keep the submission complete elsewhere
+    proc = run_cli("day3", "--course", course, "--submission",
+                   ROOT / "solutions" / "day3", "--json")
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "solutions/day3/temperature.py: the reference solution temperature.py is missing" \
+        in proc.stderr
+
+
+def test_function_named_in_yaml_but_absent_from_solution(course):
+    path = course / "solutions" / "day3" / "temperature.py"
+    path.write_text(path.read_text().replace("def greedy(", "def greedy_renamed("))
+    message = grade(course)
+    assert "the solution has no function 'greedy'" in message
+    assert "solutions/day3/temperature.py" in message
+
+
+def test_reference_that_raises_names_the_check_and_line(course):
+    path = course / "solutions" / "day3" / "temperature.py"
+    path.write_text(path.read_text().replace("    return int(np.argmax(np.asarray(logits)))",
+                                             "    raise KeyError('oops')"))
+    message = grade(course)
+    assert "temperature.yaml:" in message and "the reference greedy() raised KeyError" in message
+    assert "check 'greedy'" in message
+
+
+def test_hidden_test_with_undeclared_tag(course):
+    path = course / "solutions" / "day3" / "test_temperature.py"
+    path.write_text(path.read_text().replace('"temperature-multiplied"', '"no-such-tag"'))
+    bad = course / "exercises" / "day3" / "temperature.py"
+    bad.write_text(bad.read_text())
+    proc = run_cli("day3", "--course", course, "--json")
+    assert proc.returncode == 2 and "misconception 'no-such-tag' is not declared" in proc.stderr
+
+
+def test_broken_hidden_test_file(course):
+    (course / "solutions" / "day3" / "test_attention.py").write_text("import nosuchmodule\n")
+    message = grade(course)
+    assert "hidden tests could not be collected" in message and "nosuchmodule" in message
