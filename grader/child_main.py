@@ -124,6 +124,8 @@ def main():
     requests = sys.stdin.buffer
     sys.stdin = io.StringIO("")
     sys.path[:] = [job["submission"]] + sys.path + job["library_paths"]
+    for name in job.get("preload", ()):
+        importlib.import_module(name)   # e.g. sympy, when the checks pass symbols
     child = Child(job)
     for line in requests:
         rid = line.strip().decode("ascii")

@@ -112,11 +112,13 @@ def main():
 @click.option("--cpu-limit", type=float, help="Seconds of CPU time per student process.")
 @click.option("--memory-limit", type=SizeType(), help="Memory per student process, e.g. 1GiB.")
 @click.option("--output-limit", type=SizeType(), help="Printed characters kept per call.")
+@click.option("--process-limit", type=click.IntRange(1), help="Processes a student process "
+              "may run (enforced when it runs as an unprivileged user).")
 @click.option("--hidden-visibility", type=click.Choice(report.GRADESCOPE_VISIBILITY),
               default="hidden", show_default=True,
               help="Gradescope visibility of hidden checks in the JSON.")
 def grade(set_id, submission, as_json, output, lang, exercises, course_dir, isolation,
-          time_limit, cpu_limit, memory_limit, output_limit, hidden_visibility):
+          time_limit, cpu_limit, memory_limit, output_limit, process_limit, hidden_visibility):
     """Grade the exercise set SET."""
     from .grading import grade_set
 
@@ -128,7 +130,8 @@ def grade(set_id, submission, as_json, output, lang, exercises, course_dir, isol
         folder = Path(submission) if submission else exercise_set.exercises_dir
         run = grade_set(exercise_set, folder, isolation or sandbox.strongest_available(),
                         dict(time=time_limit, cpu=cpu_limit, memory=memory_limit,
-                             output=output_limit), set(exercises) or None)
+                             output=output_limit, processes=process_limit),
+                        set(exercises) or None)
     except CourseError as exc:
         _fail(exc)
     document = report.gradescope(run, lang, hidden_visibility)

@@ -150,7 +150,7 @@ TEMPLATES = {
                      "导入 {file} 时抛出了 {type}：{message}{where}", "same", "same"),
     "missing-function": ("`{function}` is not defined in {file} — did you rename it?",
                          "{file} 里没有定义 `{function}`——是不是改了名字？", "same", "same"),
-    "unsupported": ("{function} returned a {type_name}, expected a {want}",
+    "unsupported": ("{function} returned a {type_name}, expected {want}",
                     "{function} 返回了 {type_name}，应为 {want}", "same", "same"),
     "too-large": ("{function} returned an answer far too large to be right ({size} bytes "
                   "encoded, limit {limit})", "{function} 的返回值大得不可能是对的（编码后 {size} 字节，上限 {limit}）",
@@ -178,8 +178,9 @@ TEMPLATES = {
                       "一项隐藏测试未通过；不显示它的输入和期望答案。", "same", "same"),
     "hidden-passed": ("Hidden check passed.", "隐藏测试通过。", "same", "same"),
     "passed": ("passed", "通过", "same", "same"),
-    "printed": ("your code printed {count} characters{dropped}",
-                "你的代码输出了 {count} 个字符{dropped}", "same", "same"),
+    "output-dropped": ("your code printed more than {kept} characters in this call; the other "
+                       "{dropped} were dropped", "你的代码在这次调用中输出超过 {kept} 个字符，其余 {dropped} 个被丢弃",
+                       "same", "same"),
     "call": ("called {call}", "调用 {call}", None, None),
     "where": (" ({file}, line {line})", "（{file} 第 {line} 行）", "same", "same"),
     "hint": ("hint: {text}", "提示：{text}", "same", "same"),

@@ -128,7 +128,8 @@ CHECK = Object({
 }, "one graded call")
 
 MISCONCEPTION_RULES = {
-    "ratio": Number(), "equals": AnyValue(), "nonfinite": Bool(), "transposed": Bool(),
+    "ratio": Number(), "equals": AnyValue(), "contains": AnyValue(), "nonfinite": Bool(),
+    "transposed": Bool(),
 }
 
 def _one_way_to_detect(out, where, lines):
@@ -141,7 +142,8 @@ MISCONCEPTION = Object({
     "message": Field(Bilingual(), "what the student got wrong", required=True),
     "wrong": Field(IDENT, "a wrong function in the solution module, same signature"),
     "when": Field(OneKey(MISCONCEPTION_RULES), "a value rule: ratio (answer / expected), "
-                  "equals (a value), nonfinite (NaN or inf), transposed"),
+                  "equals (a value), contains (an item of a collection answer), "
+                  "nonfinite (NaN or inf), transposed"),
     "functions": Field(ListOf(IDENT), "graded functions it applies to (default: all)",
                        default=[]),
     "checks": Field(ListOf(SLUG), "check ids it applies to (default: all)", default=[]),

@@ -29,8 +29,9 @@ def grade_set(exercise_set, submission, level, limit_overrides=None, only=None):
         graded = {}
         for exercise in exercises:
             limits = exercise.limits.merged(**(limit_overrides or {}))
-            processes[exercise.id] = StudentProcess(folder, submission, exercise.module,
-                                                    limits, level)
+            processes[exercise.id] = StudentProcess(
+                folder, submission, exercise.module, limits, level,
+                public=[exercise_set.exercises_dir], preload=_preload(exercise))
         for exercise in exercises:
             process = processes[exercise.id]
             _prestart_next(exercises, processes, exercise)
@@ -51,11 +52,27 @@ def grade_set(exercise_set, submission, level, limit_overrides=None, only=None):
                      time.monotonic() - start)
 
 
+PRESTART_AHEAD = 8
+
+
 def _prestart_next(exercises, processes, current):
-    """Start the current and the next exercise's child, so imports overlap checks."""
+    """Start the current and the next exercises' children, so imports overlap checks."""
     i = exercises.index(current)
-    for exercise in exercises[i:i + 2]:
+    for exercise in exercises[i:i + 1 + PRESTART_AHEAD]:
         processes[exercise.id].prestart()
+
+
+def _preload(exercise):
+    """Modules the child should import before the student's: sympy if checks pass symbols."""
+    def has_sympy(value):
+        if isinstance(value, (list, tuple)):
+            return any(map(has_sympy, value))
+        if isinstance(value, dict):
+            return any(map(has_sympy, value.values()))
+        return (type(value).__module__ or "").startswith("sympy")
+
+    symbolic = any(has_sympy(c.args) or has_sympy(c.kwargs) for c in exercise.checks)
+    return ("sympy",) if symbolic else ()
 
 
 def _yaml_checks(exercise, process, submission, limits):

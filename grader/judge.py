@@ -9,16 +9,28 @@ import math
 from . import compare as cmp
 from .feedback import Msg
 from .results import CheckResult, misconception_line
+from .spec import Text
 from .units import UnitError, parse_bytes
 
 
-WANTED = {"number": "number", "array": "array of numbers", "shape": "tuple of ints",
-          "exact": "plain value", "choice": "choice (a string)",
-          "set": "set or list of choices", "formula": "sympy expression",
-          "bytes": "int of bytes or a string such as '512 KiB'", "dict": "dict"}
+WANTED = {
+    "number": Text("一个数", "a number"),
+    "array": Text("一个数值数组", "an array of numbers"),
+    "shape": Text("一个整数元组", "a tuple of ints"),
+    "exact": Text("一个普通的值", "a plain value"),
+    "choice": Text("一个选项（字符串）", "a choice (a string)"),
+    "set": Text("选项的集合或列表", "a set or list of choices"),
+    "formula": Text("一个 sympy 表达式", "a sympy expression"),
+    "bytes": Text("整数字节数或 '512 KiB' 这样的字符串",
+                  "an int of bytes or a string such as '512 KiB'"),
+    "dict": Text("一个字典", "a dict"),
+}
+PLAIN_VALUE = Text("一个普通的值（数、字符串、列表、元组、字典、ndarray 或 sympy 表达式）",
+                   "a plain value (number, string, list, tuple, dict, ndarray or sympy "
+                   "expression)")
 
 
-def outcome_lines(outcome, function, file, limits, want="plain value"):
+def outcome_lines(outcome, function, file, limits, want=PLAIN_VALUE):
     """Feedback for a call that did not return a usable answer."""
     status, err = outcome.status, outcome.error
     where = Msg("where", file=err["file"], line=err["line"]) if err.get("line") else ""
@@ -104,6 +116,7 @@ def judge(check, exercise, outcome, expected, wrong_answers):
                               WANTED[check.compare.kind])
         return CheckResult(passed=False, lines=tuple(lines), **base)
     base["answered"] = True
+    notes = _output_note(outcome, exercise.limits)
     try:
         answer = pick(outcome.value, check.pick)
     except cmp.NotComparable as exc:
@@ -111,12 +124,18 @@ def judge(check, exercise, outcome, expected, wrong_answers):
     expected = pick(expected, check.pick)
     verdict = cmp.compare(answer, expected, check.compare)
     if verdict.passed:
-        return CheckResult(passed=True, lines=(verdict.tolerance,), **base)
+        return CheckResult(passed=True, lines=(verdict.tolerance, *notes), **base)
     matched = [m for m, wrong in wrong_answers
                if matches(m, answer, expected, wrong, verdict, check)]
-    lines = [verdict.reason, verdict.tolerance, *map(misconception_line, matched)]
+    lines = [verdict.reason, verdict.tolerance, *map(misconception_line, matched), *notes]
     return CheckResult(passed=False, lines=tuple(lines), tags=tuple(m.tag for m in matched),
                        **base)
+
+
+def _output_note(outcome, limits):
+    if not outcome.output_dropped:
+        return ()
+    return (Msg("output-dropped", kept=limits.output, dropped=outcome.output_dropped),)
 
 
 def matches(misconception, answer, expected, wrong, verdict, check):
@@ -127,11 +146,23 @@ def matches(misconception, answer, expected, wrong, verdict, check):
     if rule.kind == "nonfinite":
         return rule.value == cmp.contains_nonfinite(answer)
     if rule.kind == "transposed":
-        return rule.value == (verdict.reason is not None and verdict.reason.code in (
-            "transposed", "shape-transposed"))
+        return rule.value == bool({"transposed", "shape-transposed"} & _codes(verdict.reason))
     if rule.kind == "equals":
         return cmp.compare(answer, rule.value, check.compare).passed
+    if rule.kind == "contains":
+        try:
+            return isinstance(answer, (list, tuple, set, frozenset)) and rule.value in answer
+        except TypeError:
+            return False
     return _has_ratio(answer, expected, float(rule.value), check.compare)
+
+
+def _codes(msg):
+    """The codes of a reason and of the reasons nested in it (dict keys)."""
+    if msg is None:
+        return set()
+    inner = [v for v in msg.values.values() if isinstance(v, Msg)]
+    return {msg.code}.union(*map(_codes, inner))
 
 
 def _has_ratio(answer, expected, ratio, spec):

@@ -9,6 +9,7 @@ Levels, weakest to strongest:
               its own PID namespace
 """
 
+import math
 import os
 import resource
 import shutil
@@ -90,8 +91,12 @@ def interpreter():
     return os.path.realpath(sys.executable)
 
 
-def command(level, script, workdir, submission, runtime_dir):
-    """argv that runs the child ``script`` at the given isolation level."""
+def command(level, script, workdir, submission, runtime_dir, public=()):
+    """argv that runs the child ``script`` at the given isolation level.
+
+    ``public``: folders the child may read besides its submission (the set's
+    exercises/ folder: stubs, visible checks and data files, nothing secret).
+    """
     python = [interpreter(), "-I", "-X", "utf8", script]
     if level != "bubblewrap":
         return python
@@ -101,15 +106,15 @@ def command(level, script, workdir, submission, runtime_dir):
             binds += ["--symlink", os.readlink(path), path]
         elif os.path.isdir(path):
             binds += ["--ro-bind", path, path]
-    for path in _readonly_roots(submission, runtime_dir):
+    for path in _readonly_roots(submission, runtime_dir, *public):
         binds += ["--ro-bind", path, path]
     return ["bwrap", *_namespace_flags(), "--tmpfs", "/tmp", "--proc", "/proc",
             "--dev", "/dev", *binds, "--bind", workdir, workdir,
             "--chdir", workdir, "--", *python]
 
 
-def _readonly_roots(submission, runtime_dir):
-    roots = [sys.base_prefix, sys.prefix, *library_paths(), submission, runtime_dir]
+def _readonly_roots(submission, runtime_dir, *public):
+    roots = [sys.base_prefix, sys.prefix, *library_paths(), submission, runtime_dir, *public]
     seen = []
     for path in map(os.path.realpath, roots):
         covered = any(path == s or path.startswith(s + os.sep) for s in [*SYSTEM_DIRS, *seen])
@@ -150,7 +155,8 @@ def preexec(level, limits, drop):
         if level == "none":
             return
         _set_limit(resource.RLIMIT_AS, limits.memory)
-        _set_limit(resource.RLIMIT_CPU, int(limits.cpu) + 1)
+        cpu = max(1, math.ceil(limits.cpu))
+        _set_limit(resource.RLIMIT_CPU, cpu, cpu + 2)   # SIGXCPU first, SIGKILL later
         _set_limit(resource.RLIMIT_FSIZE, limits.answer + 4 * limits.output + (1 << 20))
         _set_limit(resource.RLIMIT_CORE, 0)
         if drop:
@@ -162,11 +168,12 @@ def preexec(level, limits, drop):
     return apply
 
 
-def _set_limit(which, value):
-    soft, hard = resource.getrlimit(which)
-    if hard != resource.RLIM_INFINITY:
-        value = min(value, hard)
-    resource.setrlimit(which, (value, value if hard == resource.RLIM_INFINITY else hard))
+def _set_limit(which, soft, hard=None):
+    _, current_hard = resource.getrlimit(which)
+    hard = soft if hard is None else hard
+    if current_hard != resource.RLIM_INFINITY:
+        soft, hard = min(soft, current_hard), min(hard, current_hard)
+    resource.setrlimit(which, (soft, hard))
 
 
 # ------------------------------------------------------------ stray processes
@@ -196,6 +203,8 @@ def become_subreaper():
 
 def reap_strays(keep):
     """Kill and reap processes re-parented to the grader that it did not start."""
+    if not _subreaper:
+        return
     me = os.getpid()
     for _ in range(20):
         strays = [pid for pid in _children_of(me) if pid not in keep]

@@ -84,8 +84,11 @@ class RunFolder:
 class StudentProcess:
     """Calls into one submission module, restarting its child when needed."""
 
-    def __init__(self, folder, submission, module, limits: Limits, level):
+    def __init__(self, folder, submission, module, limits: Limits, level, public=(),
+                 preload=()):
         self.folder, self.module, self.limits, self.level = folder, module, limits, level
+        self.public = tuple(str(p) for p in public)
+        self.preload = tuple(preload)
         self.submission = str(Path(submission).resolve())
         self.proc = None
         self.restarts = 0
@@ -101,14 +104,16 @@ class StudentProcess:
         notify_r, notify_w = os.pipe()
         job = {"submission": self.submission, "module": self.module,
                "output_limit": self.limits.output, "answer_limit": self.limits.answer,
-               "library_paths": sandbox.library_paths(), "notify_fd": notify_w}
+               "library_paths": sandbox.library_paths(), "notify_fd": notify_w,
+               "preload": list(self.preload)}
         (self.workdir / "job.json").write_text(json.dumps(job), encoding="utf-8")
         drop = self.folder.unprivileged
         if drop:
             os.chown(self.workdir / "job.json", sandbox.NOBODY, sandbox.NOBODY)
         console = open(self.workdir / "console.log", "wb")
         argv = sandbox.command(self.level, str(self.folder.runtime / "_attn_grade_child.py"),
-                               str(self.workdir), self.submission, str(self.folder.runtime))
+                               str(self.workdir), self.submission, str(self.folder.runtime),
+                               self.public)
         try:
             self.proc = subprocess.Popen(
                 argv, cwd=self.workdir, stdin=subprocess.PIPE, stdout=console,

@@ -19,6 +19,28 @@ def run_cli(*args, cwd=ROOT, timeout=120):
                           capture_output=True, text=True, timeout=timeout)
 
 
+def grade_many(jobs, workers=3):
+    """Run several CLI gradings at once (they mostly wait on children); in order.
+
+    ``jobs``: argument lists for ``attn-grade``. Returns (CompletedProcess, seconds) each.
+    """
+    import time
+    from concurrent.futures import ThreadPoolExecutor
+
+    def one(args):
+        start = time.monotonic()
+        proc = run_cli(*args)
+        return proc, time.monotonic() - start
+
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        return list(pool.map(one, jobs))
+
+
+FULL_DAY3 = {"temperature": 10.0, "attention_by_hand": 6.0, "attention": 14.0,
+             "multihead": 14.0, "shapes": 14.0, "kv_cache": 14.0, "growth": 6.0,
+             "concepts": 7.0}
+
+
 def grade_json(set_id, submission, *extra, cwd=ROOT):
     """Grade through the CLI with --json; returns (exit code, parsed document)."""
     proc = run_cli(set_id, "--submission", submission, "--json", "--lang", "en", *extra,
@@ -40,6 +62,11 @@ def checks_of(document, exercise):
     return [t for t in document["tests"] if t["extra_data"]["exercise"] == exercise]
 
 
+def copy_exercises(set_id, folder):
+    """What a student has: a copy of exercises/SET (stubs, data files)."""
+    shutil.copytree(EXERCISES / set_id, folder, dirs_exist_ok=True)
+
+
 @pytest.fixture
 def submission(tmp_path):
     """A factory: a copy of the reference solutions of SET with some files replaced."""
@@ -48,7 +75,7 @@ def submission(tmp_path):
         folder = tmp_path / f"submission-{set_id}"
         if folder.exists():
             shutil.rmtree(folder)
-        folder.mkdir()
+        copy_exercises(set_id, folder)
         for stub in (EXERCISES / set_id).glob("*.py"):
             shutil.copy(SOLUTIONS / set_id / stub.name, folder / stub.name)
         for name, text in files.items():

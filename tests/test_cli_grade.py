@@ -6,25 +6,24 @@ import shutil
 
 import pytest
 
-from conftest import ROOT, SOLUTIONS, grade_json, run_cli, scores_by_exercise, checks_of
-
-FULL = {"temperature": 10.0, "attention_by_hand": 6.0, "attention": 14.0}
+from conftest import (FULL_DAY3, ROOT, SOLUTIONS, checks_of, copy_exercises, grade_json,
+                      grade_many, run_cli, scores_by_exercise)
 
 
 def test_unfilled_stubs_score_zero_with_not_implemented():
     code, doc = grade_json("day3", ROOT / "exercises" / "day3")
-    assert code == 1 and doc["score"] == 0 and doc["max_score"] == sum(FULL.values())
+    assert code == 1 and doc["score"] == 0 and doc["max_score"] == sum(FULL_DAY3.values())
     for test in doc["tests"]:
         assert test["status"] == "failed"
         if test["visibility"] == "visible":
             assert "not implemented yet" in test["output"]
-    assert {t["extra_data"]["exercise"] for t in doc["tests"]} == set(FULL)
+    assert {t["extra_data"]["exercise"] for t in doc["tests"]} == set(FULL_DAY3)
 
 
 def test_reference_solutions_get_full_marks():
     code, doc = grade_json("day3", SOLUTIONS / "day3")
     assert code == 0, [t for t in doc["tests"] if t["status"] != "passed"]
-    assert doc["score"] == doc["max_score"] == sum(FULL.values())
+    assert doc["score"] == doc["max_score"] == sum(FULL_DAY3.values())
     assert doc["extra_data"]["isolation"] in ("none", "process", "bubblewrap") or \
         doc["extra_data"]["isolation"].startswith("process")
 
@@ -43,6 +42,20 @@ def test_report_follows_the_gradescope_shape():
 
 TEMPERATURE_BASE = (SOLUTIONS / "day3" / "temperature.py").read_text()
 ATTENTION_BASE = (SOLUTIONS / "day3" / "attention.py").read_text()
+
+
+def solution(name):
+    return (SOLUTIONS / "day3" / f"{name}.py").read_text()
+
+
+def patched(name, *pairs):
+    """The reference of ``name`` with text replaced: one deliberate mistake."""
+    text = solution(name)
+    for old, new in pairs:
+        assert old in text, old
+        text = text.replace(old, new)
+    return text
+
 
 ATTENTION_WRONG = '''
 import numpy as np
@@ -82,7 +95,7 @@ def temperature_with(op="/", shift="z = z - z.max(axis=-1, keepdims=True)", axis
     return TEMPERATURE_WRONG.format(op=op, shift=shift, axis=axis)
 
 
-BY_HAND_WEIGHTS_AS_OUTPUT = (SOLUTIONS / "day3" / "attention_by_hand.py").read_text() + '''
+BY_HAND_WEIGHTS_AS_OUTPUT = solution("attention_by_hand") + '''
 
 def seed_example_output():
     return [[1, 0, 0], [0.5, 0.5, 0], [0.40, 0.20, 0.40]]
@@ -92,6 +105,13 @@ def selftest_q7_output():
     return [0.107, 0.787, 0.107]
 '''
 
+KV_TIMES = "    return 2 * n_layers * n_kv_heads * head_dim * bytes_per_elem\n"
+def by_hand_kv(llama2, llama3):
+    return solution("kv_cache") + (f"\n\ndef llama2_7b_kv_per_token():\n    return {llama2!r}\n"
+                                   f"\n\ndef llama3_8b_kv_per_token():\n    return {llama3!r}\n")
+
+
+# tag -> (exercise whose file carries the mistake, the file's text)
 MISTAKES = {
     "temperature-multiplied": ("temperature", temperature_with(op="*")),
     "softmax-overflow": ("temperature", temperature_with(shift="pass")),
@@ -102,26 +122,125 @@ MISTAKES = {
     "scaled-by-d": ("attention", attention_with(scale="d")),
     "mask-misaligned": ("attention", attention_with(offset="1")),
     "weights-not-values": ("attention_by_hand", BY_HAND_WEIGHTS_AS_OUTPUT),
+    "gqa-tile-grouping": ("multihead", patched(
+        "multihead", ("return h // (n_heads // n_kv_heads)", "return h % n_kv_heads"))),
+    "vector-as-matrix": ("shapes", patched(
+        "shapes", ("    return d_model // n_heads\n",
+                   "    return (d_model // n_heads, d_model // n_heads)\n"))),
+    "shape-transposed": ("shapes", patched(
+        "shapes", ("return (d_model, d_model // n_heads)", "return (d_model // n_heads, d_model)"))),
+    "multihead-adds-params": ("shapes", patched(
+        "shapes", ("    return 2 * d_model * d_model + 2 * d_model * kv_width",
+                   "    return n_heads * (2 * d_model * d_model + 2 * d_model * kv_width)"))),
+    "gqa-fewer-heads": ("concepts", patched(
+        "concepts", ('return {"kv_params", "kv_cache"}', 'return {"q_heads", "kv_cache"}'))),
+    "q-is-cached": ("concepts", patched(
+        "concepts", ('return {"k", "v"}', 'return ["q", "k", "v"]'))),
+    "kv-missing-factor-2": ("kv_cache", patched(
+        "kv_cache", (KV_TIMES, "    return n_layers * n_kv_heads * head_dim * bytes_per_elem\n"))),
+    "bits-not-bytes": ("kv_cache", patched(
+        "kv_cache", (KV_TIMES, "    return 16 * n_layers * n_kv_heads * head_dim * bytes_per_elem\n"))),
+    "kv-missing-layers": ("kv_cache", patched(
+        "kv_cache", (KV_TIMES, "    return 2 * n_kv_heads * head_dim * bytes_per_elem\n"))),
+    "kv-used-query-heads": ("kv_cache", patched(
+        "kv_cache", ('kv_heads = config.get(kv_key, heads)', 'kv_heads = heads'))),
+    "kb-vs-kib": ("kv_cache", by_hand_kv("512 KB", "128 KB")),
+    "growth-linear": ("growth", patched(
+        "growth", ("    return (n_to / n_from) ** 2\n", "    return n_to / n_from\n"))),
 }
 
 
+@pytest.fixture(scope="module")
+def mistake_results(tmp_path_factory):
+    """Every mistake submission graded through the CLI, a few at a time."""
+    jobs = []
+    for tag, (exercise, code) in sorted(MISTAKES.items()):
+        folder = tmp_path_factory.mktemp(tag)
+        copy_exercises("day3", folder)
+        for stub in (ROOT / "exercises" / "day3").glob("*.py"):
+            (folder / stub.name).write_text(solution(stub.stem))
+        (folder / f"{exercise}.py").write_text(code)
+        jobs.append(["day3", "--submission", folder, "--json", "--lang", "en"])
+    results = grade_many(jobs)
+    return {tag: (proc.returncode, json.loads(proc.stdout) if proc.stdout else proc.stderr)
+            for tag, (proc, _) in zip(sorted(MISTAKES), results)}
+
+
 @pytest.mark.parametrize("tag", sorted(MISTAKES))
-def test_each_mistake_is_named_and_costs_only_its_exercise(submission, tag):
-    exercise, code = MISTAKES[tag]
-    folder = submission("day3", **{exercise: code})
-    exit_code, doc = grade_json("day3", folder)
-    assert exit_code == 1
+def test_each_mistake_is_named_and_costs_only_its_exercise(mistake_results, tag):
+    exercise = MISTAKES[tag][0]
+    exit_code, doc = mistake_results[tag]
+    assert exit_code == 1, doc
     scores = scores_by_exercise(doc)
-    for other, full in FULL.items():
+    for other, full in FULL_DAY3.items():
         if other != exercise:
             assert scores[other] == pytest.approx((full, full)), other
-    assert scores[exercise][0] < FULL[exercise]
+    assert scores[exercise][0] < FULL_DAY3[exercise]
     tagged = [t for t in checks_of(doc, exercise) if tag in t["tags"]]
     assert tagged, [(t["name"], t["tags"], t["output"]) for t in checks_of(doc, exercise)
                     if t["status"] == "failed"]
     assert all(t["status"] == "failed" for t in tagged)
     assert all(t["status"] == "passed" or t["extra_data"]["exercise"] == exercise
                for t in doc["tests"])
+
+
+EXACT_BY_HAND = '''
+import sympy as sp
+
+r = sp.exp(1 / sp.sqrt(2))
+w3 = [r / (2 * r + 1), 1 / (2 * r + 1), r / (2 * r + 1)]
+
+def seed_example_weights():
+    return [[1, 0, 0], [sp.Rational(1, 2), sp.Rational(1, 2), 0], w3]
+
+def seed_example_output():
+    return [[10, 0], [5, 5], [10 * w3[0] + 5 * w3[2], 10 * w3[1] + 5 * w3[2]]]
+
+def selftest_q7_output():
+    e2 = sp.exp(2)
+    return [6 / (2 + e2), (2 * e2 + 4) / (2 + e2)]
+'''
+
+
+def test_the_notes_rounded_hand_answers_pass(submission):
+    rounded = '''
+def seed_example_weights():
+    return [[1, 0, 0], [.5, .5, 0], [.40, .20, .40]]
+
+def seed_example_output():
+    return [[10, 0], [5, 5], [6, 4]]
+
+def selftest_q7_output():
+    return [0.64, 2.00]
+'''
+    numeric = rounded.replace("[6, 4]", "[6.0171, 3.9829]").replace("[0.64, 2.00]",
+                                                                     "[0.6390, 2.0]")
+    for code in (rounded, numeric, EXACT_BY_HAND):
+        _, doc = grade_json("day3", submission("day3", attention_by_hand=code),
+                            "--exercise", "attention_by_hand")
+        assert doc["score"] == doc["max_score"] == 6.0
+
+
+def test_the_notes_slips_do_not_leak_into_the_grader(submission):
+    """The notes print [6, 4] where numpy gives [6.02, 3.98], and size the KV cache as
+    2 x layers x d x 2 bytes, which holds only without GQA."""
+    rounded_numpy = ATTENTION_BASE + '''
+
+_exact = attention
+
+def attention(Q, K, V, causal=True):
+    out, w = _exact(Q, K, V, causal)
+    return np.round(out), w
+'''
+    slip_kv = by_hand_kv("512 KiB", "512 KiB")
+    _, doc = grade_json("day3", submission("day3", attention=rounded_numpy, kv_cache=slip_kv),
+                        "--exercise", "attention", "--exercise", "kv_cache")
+    seed = next(t for t in doc["tests"] if t["name"] == "attention: seed-output")
+    assert seed["status"] == "failed" and "(expected 3.983, got 4)" in seed["output"]
+    by_hand = {t["name"]: t for t in doc["tests"]}
+    assert by_hand["kv_cache: llama2-by-hand"]["status"] == "passed"
+    assert by_hand["kv_cache: llama3-by-hand"]["status"] == "failed"
+    assert by_hand["kv_cache: llama3-by-hand"]["tags"] == ["kv-used-query-heads"]
 
 
 def test_hidden_checks_show_no_inputs_or_expected_values(submission):

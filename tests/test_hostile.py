@@ -15,11 +15,10 @@ import time
 
 import pytest
 
-from conftest import ROOT, SOLUTIONS, scores_by_exercise
+from conftest import (FULL_DAY3, ROOT, SOLUTIONS, copy_exercises, grade_many,
+                      scores_by_exercise)
 
 from grader import sandbox
-
-FULL = {"temperature": 10.0, "attention_by_hand": 6.0, "attention": 14.0}
 LIMITS = ["--time-limit", "2", "--memory-limit", "768MiB", "--output-limit", "4KiB"]
 BWRAP = sandbox.bubblewrap_works()
 
@@ -148,56 +147,21 @@ def child_processes():
     return found
 
 
-def grade_hostile(folder, *extra):
-    before = course_fingerprint()
-    start = time.monotonic()
-    proc = subprocess.run([sys.executable, "-m", "grader", "day3", "--submission", folder,
-                           "--json", "--lang", "en", *LIMITS, *extra], cwd=ROOT,
-                          capture_output=True, text=True, timeout=120)
-    elapsed = time.monotonic() - start
-    assert proc.returncode == 1, proc.stderr[-3000:]
-    doc = json.loads(proc.stdout)
-    assert elapsed < 50, elapsed
-    assert child_processes() == []
-    assert course_fingerprint() == before
-    return doc
-
-
 def assert_only(doc, exercise):
     scores = scores_by_exercise(doc)
     assert scores[exercise][0] == 0, [t["output"] for t in doc["tests"]
                                       if t["extra_data"]["exercise"] == exercise
                                       and t["status"] == "passed"]
-    for other, full in FULL.items():
+    for other, full in FULL_DAY3.items():
         if other != exercise:
             assert scores[other] == pytest.approx((full, full)), other
 
 
-@pytest.mark.parametrize("attack", sorted(ATTACKS))
-def test_attack_scores_zero_and_harms_nothing_else(submission, attack):
-    folder = submission("day3", temperature=ATTACKS[attack])
-    doc = grade_hostile(folder)
-    assert_only(doc, "temperature")
-
-
-def test_messages_name_the_limit_or_problem(submission):
-    expectations = {
-        "infinite loop": "took longer than 2 s",
-        "slow import": "importing temperature.py took longer than 2 s",
-        "multi-GiB allocation": "used more than 768 MiB",
-        "segfault": "crashed (SIGSEGV)",
-        "syntax error": "temperature.py has a syntax error",
-        "always-equal object": "returned a Liar, expected a array of numbers",
-        "huge return value": "far too large",
-        "os._exit at import": "exited (code 0)",
-    }
-    for attack, fragment in expectations.items():
-        folder = submission("day3", temperature=ATTACKS[attack])
-        proc = subprocess.run([sys.executable, "-m", "grader", "day3", "--submission", folder,
-                               "--exercise", "temperature", "--json", "--lang", "en", *LIMITS],
-                              cwd=ROOT, capture_output=True, text=True, timeout=120)
-        outputs = "\n".join(t["output"] for t in json.loads(proc.stdout)["tests"])
-        assert fragment in outputs, (attack, outputs[:2000])
+def check_run(proc, elapsed, *_):
+    """One hostile run: exit 1, well under a minute, one valid JSON document."""
+    assert proc.returncode == 1, proc.stderr[-3000:]
+    assert elapsed < 50, elapsed
+    return json.loads(proc.stdout)
 
 
 READ_SOLUTIONS = f'''
@@ -247,30 +211,96 @@ def greedy(logits):
 '''
 
 
+PROCESS_LEVEL = ["forked children that sleep", "multi-GiB allocation", "200 MB of output",
+                 "infinite loop"]
+
+
+def hostile_jobs():
+    """(key, temperature.py text, extra CLI args) for every hostile run."""
+    jobs = [((attack, "default"), ATTACKS[attack], LIMITS) for attack in sorted(ATTACKS)]
+    jobs += [((attack, "process"), ATTACKS[attack], [*LIMITS, "--isolation", "process"])
+             for attack in PROCESS_LEVEL]
+    jobs.append((("infinite loop", "cpu"), ATTACKS["infinite loop"],
+                 ["--exercise", "temperature", "--time-limit", "20", "--cpu-limit", "1"]))
+    if BWRAP:
+        slow_walk = [*LIMITS, "--isolation", "bubblewrap", "--time-limit", "20"]
+        jobs += [(("read solutions", "bubblewrap"), READ_SOLUTIONS, slow_walk),
+                 (("tamper", "bubblewrap"), TAMPER, slow_walk)]
+    return jobs
+
+
+@pytest.fixture(scope="module")
+def attack_results(tmp_path_factory):
+    """Every hostile run through the CLI, a few at a time; course and processes checked.
+
+    key -> (CompletedProcess, seconds, submission folder, its files before grading).
+    """
+    before = course_fingerprint()
+    keys, argv, folders = [], [], []
+    for key, code, extra in hostile_jobs():
+        folder = tmp_path_factory.mktemp("attack")
+        copy_exercises("day3", folder)
+        for stub in folder.glob("*.py"):
+            stub.write_text((SOLUTIONS / "day3" / stub.name).read_text())
+        (folder / "temperature.py").write_text(code)
+        keys.append(key)
+        folders.append((folder, {p: p.read_bytes() for p in folder.rglob("*") if p.is_file()}))
+        argv.append(["day3", "--submission", folder, "--json", "--lang", "en", *extra])
+    results = {key: (*run, *files) for key, run, files in zip(keys, grade_many(argv), folders)}
+    assert child_processes() == []
+    assert course_fingerprint() == before
+    return results
+
+
+@pytest.mark.parametrize("attack", sorted(ATTACKS))
+def test_attack_scores_zero_and_harms_nothing_else(attack_results, attack):
+    doc = check_run(*attack_results[attack, "default"])
+    assert_only(doc, "temperature")
+
+
+def test_messages_name_the_limit_or_problem(attack_results):
+    expectations = {
+        "infinite loop": "took longer than 2 s",
+        "slow import": "importing temperature.py took longer than 2 s",
+        "multi-GiB allocation": "used more than 768 MiB",
+        "segfault": "crashed (SIGSEGV)",
+        "syntax error": "temperature.py has a syntax error",
+        "always-equal object": "returned a Liar, expected an array of numbers",
+        "huge return value": "far too large",
+        "os._exit at import": "exited (code 0)",
+        "200 MB of output": "the other 20",
+    }
+    for attack, fragment in expectations.items():
+        doc = check_run(*attack_results[attack, "default"])
+        outputs = "\n".join(t["output"] for t in doc["tests"])
+        assert fragment in outputs, (attack, outputs[:2000])
+
+
+def test_cpu_limit_is_named(attack_results):
+    doc = check_run(*attack_results["infinite loop", "cpu"])
+    assert "used more than 1 s of CPU time" in doc["tests"][0]["output"]
+
+
+@pytest.mark.parametrize("attack", PROCESS_LEVEL)
+def test_process_level_without_bubblewrap_holds_too(attack_results, attack):
+    doc = check_run(*attack_results[attack, "process"])
+    assert doc["extra_data"]["isolation"].startswith("process")
+    assert_only(doc, "temperature")
+
+
 @pytest.mark.skipif(not BWRAP, reason="bubblewrap is not available here")
-def test_reference_solutions_are_out_of_reach(submission):
-    folder = submission("day3", temperature=READ_SOLUTIONS)
-    doc = grade_hostile(folder, "--isolation", "bubblewrap")
+def test_reference_solutions_are_out_of_reach(attack_results):
+    doc = check_run(*attack_results["read solutions", "bubblewrap"])
     assert doc["extra_data"]["isolation"] == "bubblewrap"
     assert_only(doc, "temperature")
 
 
 @pytest.mark.skipif(not BWRAP, reason="bubblewrap is not available here")
-def test_tampering_changes_no_file(submission):
-    folder = submission("day3", temperature=TAMPER)
-    before = {p: p.read_bytes() for p in folder.iterdir()}
-    doc = grade_hostile(folder, "--isolation", "bubblewrap")
+def test_tampering_changes_no_file(attack_results):
+    proc, elapsed, folder, before = attack_results["tamper", "bubblewrap"]
+    doc = check_run(proc, elapsed)
     assert_only(doc, "temperature")
-    assert {p: p.read_bytes() for p in folder.iterdir()} == before
+    assert {p: p.read_bytes() for p in folder.rglob("*") if p.is_file()} == before
     outputs = [t["output"] for t in doc["tests"] if t["visibility"] == "visible"
                and t["extra_data"]["exercise"] == "temperature"]
     assert outputs and all("ValueError: touched 0 files" in o for o in outputs), outputs
-
-
-@pytest.mark.parametrize("attack", ["forked children that sleep", "multi-GiB allocation",
-                                    "200 MB of output", "infinite loop"])
-def test_process_level_without_bubblewrap_holds_too(submission, attack):
-    folder = submission("day3", temperature=ATTACKS[attack])
-    doc = grade_hostile(folder, "--isolation", "process")
-    assert doc["extra_data"]["isolation"].startswith("process")
-    assert_only(doc, "temperature")

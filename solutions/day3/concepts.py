@@ -1,0 +1,29 @@
+"""Reference answers to the concept quiz."""
+
+
+def weighted_sum_of():
+    return "v"
+
+
+def cached_during_decode():
+    return {"k", "v"}
+
+
+def multihead_adds_parameters():
+    return False
+
+
+def first_token_output():
+    return "own_v"
+
+
+def why_separate_wq_wk():
+    return "asymmetry"
+
+
+def gqa_reduces():
+    return {"kv_params", "kv_cache"}
+
+
+def low_temperature_effect():
+    return "sharper"
