@@ -35,7 +35,13 @@ class Where:
         raise CourseError(f"{what}expected {expected}{shown}", self.path, self.line, hint)
 
 
+class _Shown(str):
+    """Text to show as it is in an error message."""
+
+
 def _show(value):
+    if isinstance(value, _Shown):
+        return str(value)
     if isinstance(value, Tagged):
         return f"{value.tag} value"
     if isinstance(value, dict):
@@ -266,7 +272,11 @@ class Bilingual(Type):
 
     def validate(self, value, where):
         if not isinstance(value, dict) or set(value) != {"zh", "en"}:
-            where.fail("a mapping with both 'zh' and 'en' text", value)
+            got = value
+            if isinstance(value, dict):
+                got = _Shown("keys " + ", ".join(map(repr, value)))
+            where.fail("a mapping with both 'zh' and 'en' text", got,
+                       "in {zh: ..., en: ...} quote any text that contains a comma")
         for lang in ("zh", "en"):
             if not isinstance(value[lang], str) or not value[lang].strip():
                 where.child(lang, value.key_lines.get(lang)).fail("non-empty text", value[lang])

@@ -82,6 +82,8 @@ CORPUS = {
                            10, "'rtol' does not apply to compare kind 'shape'"),
     "unknown tag": (GOOD.replace("args: [2]", "args: [!arry [1, 2]]"), 9,
                     "did you mean '!array'?"),
+    "unquoted comma in flow text": (GOOD.replace("{zh: 演示, en: Demo}", "{zh: 演示 1,000, en: Demo}"),
+                                    3, "got keys 'zh', 0, 'en'"),
     "missing bilingual half": (GOOD.replace("{zh: 演示, en: Demo}", "{en: Demo}"), 3,
                                "both 'zh' and 'en'"),
     "wrong format version": (GOOD.replace("format_version: 1", "format_version: 7"), 1,
