@@ -10,26 +10,38 @@ from conftest import (FULL_DAY3, ROOT, SOLUTIONS, checks_of, copy_exercises, gra
                       grade_many, run_cli, scores_by_exercise)
 
 
-def test_unfilled_stubs_score_zero_with_not_implemented():
-    code, doc = grade_json("day3", ROOT / "exercises" / "day3")
-    assert code == 1 and doc["score"] == 0 and doc["max_score"] == sum(FULL_DAY3.values())
+FULL = {"day3": FULL_DAY3,
+        "c3-l2": {"dot_by_hand": 6.0, "scores": 8.0, "proportion": 6.0, "memory": 8.0,
+                  "scaling": 4.0, "kv_variants": 14.0, "quiz": 5.0}}
+
+
+@pytest.mark.parametrize("set_id", sorted(FULL))
+def test_unfilled_stubs_score_zero_with_not_implemented(set_id):
+    code, doc = grade_json(set_id, ROOT / "exercises" / set_id)
+    assert code == 1 and doc["score"] == 0 and doc["max_score"] == sum(FULL[set_id].values())
     for test in doc["tests"]:
         assert test["status"] == "failed"
         if test["visibility"] == "visible":
             assert "not implemented yet" in test["output"]
-    assert {t["extra_data"]["exercise"] for t in doc["tests"]} == set(FULL_DAY3)
+    assert {t["extra_data"]["exercise"] for t in doc["tests"]} == set(FULL[set_id])
 
 
-def test_reference_solutions_get_full_marks():
-    code, doc = grade_json("day3", SOLUTIONS / "day3")
+@pytest.fixture(scope="module")
+def solution_docs():
+    return {set_id: grade_json(set_id, SOLUTIONS / set_id) for set_id in FULL}
+
+
+@pytest.mark.parametrize("set_id", sorted(FULL))
+def test_reference_solutions_get_full_marks(solution_docs, set_id):
+    code, doc = solution_docs[set_id]
     assert code == 0, [t for t in doc["tests"] if t["status"] != "passed"]
-    assert doc["score"] == doc["max_score"] == sum(FULL_DAY3.values())
+    assert doc["score"] == doc["max_score"] == sum(FULL[set_id].values())
     assert doc["extra_data"]["isolation"] in ("none", "process", "bubblewrap") or \
         doc["extra_data"]["isolation"].startswith("process")
 
 
-def test_report_follows_the_gradescope_shape():
-    _, doc = grade_json("day3", SOLUTIONS / "day3")
+def test_report_follows_the_gradescope_shape(solution_docs):
+    _, doc = solution_docs["day3"]
     assert {"score", "max_score", "tests", "extra_data"} <= set(doc)
     for test in doc["tests"]:
         assert {"name", "score", "max_score", "status", "visibility", "output", "tags",
@@ -44,13 +56,13 @@ TEMPERATURE_BASE = (SOLUTIONS / "day3" / "temperature.py").read_text()
 ATTENTION_BASE = (SOLUTIONS / "day3" / "attention.py").read_text()
 
 
-def solution(name):
-    return (SOLUTIONS / "day3" / f"{name}.py").read_text()
+def solution(name, set_id="day3"):
+    return (SOLUTIONS / set_id / f"{name}.py").read_text()
 
 
-def patched(name, *pairs):
+def patched(name, *pairs, set_id="day3"):
     """The reference of ``name`` with text replaced: one deliberate mistake."""
-    text = solution(name)
+    text = solution(name, set_id)
     for old, new in pairs:
         assert old in text, old
         text = text.replace(old, new)
@@ -150,32 +162,70 @@ MISTAKES = {
 }
 
 
+def c3(name, *pairs):
+    return patched(name, *pairs, set_id="c3-l2")
+
+
+def by_hand(name, set_id, **answers):
+    return solution(name, set_id) + "".join(
+        f"\n\ndef {func}():\n    return {value!r}\n" for func, value in answers.items())
+
+
+# The C3-L2 set is YAML, stubs and solutions only: its tags come from no grader code.
+C3_MISTAKES = {
+    "kb-vs-kib": ("memory", by_hand("memory", "c3-l2", additive_example="8 GB")),
+    "bits-not-bytes": ("memory", by_hand("memory", "c3-l2", scores_example=268435456)),
+    "million-is-decimal": ("kv_variants", by_hand("kv_variants", "c3-l2",
+                                                  deepseek_67b_million_tokens=389120 * 10 ** 6)),
+    "mla-missing-rope": ("kv_variants", c3(
+        "kv_variants", ('width = config["kv_lora_rank"] + config["qk_rope_head_dim"]',
+                        'width = config["kv_lora_rank"]'))),
+    "kv-counted-linear-layers": ("kv_variants", c3(
+        "kv_variants", ('return config.get("full_attention_layers", config["num_hidden_layers"])',
+                        'return config["num_hidden_layers"]'))),
+    "softmax-is-proportion": ("proportion", c3(
+        "proportion", ("    e = np.exp(s - s.max())\n", "    e = s\n"))),
+    "std-is-variance": ("scaling", by_hand("scaling", "c3-l2", anchor_dot_std=256)),
+    "scores-linear-in-t": ("dot_by_hand", c3("dot_by_hand", ("    return T * T\n",
+                                                             "    return T\n"))),
+    "dot-product-unique": ("quiz", c3("quiz", ("    return False\n", "    return True\n"))),
+}
+# The core tags are graded over the whole set, to show that other files keep their
+# marks; the rest over their own exercise (separate processes keep the others apart).
+WHOLE_SET = {"temperature-multiplied", "softmax-overflow", "softmax-wrong-axis",
+             "no-causal-mask", "no-scaling", "scaled-by-d", "mask-misaligned",
+             "weights-not-values"}
+ALL_MISTAKES = {("day3", tag): value for tag, value in MISTAKES.items()}
+ALL_MISTAKES.update({("c3-l2", tag): value for tag, value in C3_MISTAKES.items()})
+
+
 @pytest.fixture(scope="module")
 def mistake_results(tmp_path_factory):
     """Every mistake submission graded through the CLI, a few at a time."""
     jobs = []
-    for tag, (exercise, code) in sorted(MISTAKES.items()):
+    for (set_id, tag), (exercise, code) in sorted(ALL_MISTAKES.items()):
         folder = tmp_path_factory.mktemp(tag)
-        copy_exercises("day3", folder)
-        for stub in (ROOT / "exercises" / "day3").glob("*.py"):
-            (folder / stub.name).write_text(solution(stub.stem))
+        copy_exercises(set_id, folder)
+        for stub in (ROOT / "exercises" / set_id).glob("*.py"):
+            (folder / stub.name).write_text(solution(stub.stem, set_id))
         (folder / f"{exercise}.py").write_text(code)
-        jobs.append(["day3", "--submission", folder, "--json", "--lang", "en"])
+        only = [] if tag in WHOLE_SET else ["--exercise", exercise]
+        jobs.append([set_id, "--submission", folder, "--json", "--lang", "en", *only])
     results = grade_many(jobs)
-    return {tag: (proc.returncode, json.loads(proc.stdout) if proc.stdout else proc.stderr)
-            for tag, (proc, _) in zip(sorted(MISTAKES), results)}
+    return {key: (proc.returncode, json.loads(proc.stdout) if proc.stdout else proc.stderr)
+            for key, (proc, _) in zip(sorted(ALL_MISTAKES), results)}
 
 
-@pytest.mark.parametrize("tag", sorted(MISTAKES))
-def test_each_mistake_is_named_and_costs_only_its_exercise(mistake_results, tag):
-    exercise = MISTAKES[tag][0]
-    exit_code, doc = mistake_results[tag]
+@pytest.mark.parametrize("set_id,tag", sorted(ALL_MISTAKES))
+def test_each_mistake_is_named_and_costs_only_its_exercise(mistake_results, set_id, tag):
+    exercise = ALL_MISTAKES[set_id, tag][0]
+    exit_code, doc = mistake_results[set_id, tag]
     assert exit_code == 1, doc
     scores = scores_by_exercise(doc)
-    for other, full in FULL_DAY3.items():
-        if other != exercise:
-            assert scores[other] == pytest.approx((full, full)), other
-    assert scores[exercise][0] < FULL_DAY3[exercise]
+    assert set(scores) == (set(FULL[set_id]) if tag in WHOLE_SET else {exercise})
+    for other in set(scores) - {exercise}:
+        assert scores[other] == pytest.approx((FULL[set_id][other],) * 2), other
+    assert scores[exercise][0] < FULL[set_id][exercise]
     tagged = [t for t in checks_of(doc, exercise) if tag in t["tags"]]
     assert tagged, [(t["name"], t["tags"], t["output"]) for t in checks_of(doc, exercise)
                     if t["status"] == "failed"]
@@ -245,7 +295,7 @@ def attention(Q, K, V, causal=True):
 
 def test_hidden_checks_show_no_inputs_or_expected_values(submission):
     folder = submission("day3", attention=attention_with(masked="False"))
-    _, doc = grade_json("day3", folder)
+    _, doc = grade_json("day3", folder, "--exercise", "attention")
     hidden = [t for t in doc["tests"] if t["visibility"] == "hidden" and t["status"] == "failed"]
     assert hidden
     for test in hidden:
@@ -258,7 +308,7 @@ def test_hidden_checks_show_no_inputs_or_expected_values(submission):
 
 def test_visible_failure_says_expected_not_got_with_tolerance(submission):
     folder = submission("day3", temperature=temperature_with(op="*"))
-    _, doc = grade_json("day3", folder)
+    _, doc = grade_json("day3", folder, "--exercise", "temperature")
     test = next(t for t in doc["tests"] if t["name"] == "temperature: table-t05")
     assert "elements differ" in test["output"] and "tolerance:" in test["output"]
     assert "softmax([2, 1, 0], T=0.5)" in test["output"]
@@ -270,7 +320,7 @@ def test_student_exception_shows_their_file_and_line(submission):
                                     "    Q, K, V = (np.asarray(a, dtype=float) for a in (Q, K, V))"
                                     "\n    raise ValueError('my bug')")
     folder = submission("day3", attention=broken)
-    _, doc = grade_json("day3", folder)
+    _, doc = grade_json("day3", folder, "--exercise", "attention")
     test = next(t for t in doc["tests"] if t["name"] == "attention: seed-output")
     assert "attention raised ValueError: my bug (attention.py, line 14)" in test["output"]
     assert "grader" not in test["output"] and "Traceback" not in test["output"]
@@ -282,7 +332,7 @@ def test_printing_student_keeps_stdout_pure_json(submission):
                                  "    print('hello ' * 10000)\n    z = np.asarray(logits, "
                                  "dtype=float) / T")
     folder = submission("day3", temperature=noisy)
-    proc = run_cli("day3", "--submission", folder, "--json")
+    proc = run_cli("day3", "--submission", folder, "--json", "--exercise", "temperature")
     doc = json.loads(proc.stdout)
     assert proc.returncode == 0 and doc["score"] == doc["max_score"]
 
