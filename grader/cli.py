@@ -178,3 +178,68 @@ def list_sets(course_dir, lang):
                 click.echo(f"  {ex.id:<24} {ex.file:<24} {ex.points:>5g}  {ex.title.get(lang)}")
     except CourseError as exc:
         _fail(exc)
+
+
+@main.group()
+def dev():
+    """Tools for instructors who write exercises."""
+
+
+@dev.command("check")
+@click.argument("set_ids", metavar="[SET]...", nargs=-1)
+@click.option("--course", "course_dir", type=click.Path(exists=True, file_okay=False),
+              help="Course folder (default: found from the current folder up).")
+@click.option("--isolation", type=click.Choice(sandbox.LEVELS), default=None,
+              help="How student code is isolated (default: the strongest available).")
+@click.option("--seeds", type=click.IntRange(1, 20), default=3, show_default=True,
+              help="Input seeds the reference solutions must pass on.")
+@click.option("--exercise", "exercises", multiple=True, metavar="ID",
+              help="Grade only this exercise (repeatable); files are still all checked.")
+def dev_check(set_ids, course_dir, isolation, seeds, exercises):
+    """Prove a course's checks: valid YAML, no stray files, every stub fails,
+    every reference passes on several seeds, every registered wrong version is
+    caught and tagged. Exits 1 with a list of what to fix."""
+    from .devcheck import check_course
+
+    try:
+        course = _course(course_dir)
+        set_ids = set_ids or course.set_ids()
+        findings = check_course(course, set_ids, isolation or sandbox.strongest_available(),
+                                tuple(range(seeds)), set(exercises) or None)
+    except CourseError as exc:
+        _fail(exc)
+    for finding in findings:
+        click.echo(str(finding))
+    problems = [f for f in findings if f.problem]
+    sets = ", ".join(set_ids)
+    if problems:
+        click.echo(f"dev check: {len(problems)} problem(s) to fix in {sets}")
+        sys.exit(ExitCode.FAILED)
+    click.echo(f"dev check: {sets} OK (stubs fail, references pass on {seeds} seed(s), "
+               "every wrong version is caught)")
+
+
+@main.command("new")
+@click.argument("set_id", metavar="SET")
+@click.argument("exercise_id", metavar="EXERCISE_ID")
+@click.option("--course", "course_dir", type=click.Path(exists=True, file_okay=False),
+              help="Course folder (default: found from the current folder up).")
+def new(set_id, exercise_id, course_dir):
+    """Start a new exercise: YAML skeleton, stub and reference solution."""
+    from .scaffold import new_exercise
+
+    try:
+        for path in new_exercise(_course(course_dir), set_id, exercise_id):
+            click.echo(f"wrote {path}")
+    except CourseError as exc:
+        _fail(exc)
+    click.echo(f"next: fill in the TODOs, then run: attn-grade dev check {set_id} "
+               f"--exercise {exercise_id}")
+
+
+@main.command("schema")
+def schema():
+    """Print the JSON Schema of an exercise YAML file (for editor completion)."""
+    from .formats import json_schema
+
+    click.echo(json.dumps(json_schema(), ensure_ascii=False, indent=2))

@@ -231,6 +231,34 @@ def _nonfinite_mismatch(got, want, spec):
     return Msg("nonfinite", kind=kind, count=int(np.sum(extra)), index=where)
 
 
+def same_value(a, b):
+    """Whether two answers are the same value, whatever their kind (for wrong answers
+    of another kind than expected, such as an array where a number belongs)."""
+    if isinstance(a, (np.ndarray, list, tuple)) and isinstance(b, (np.ndarray, list, tuple)):
+        try:
+            x, y = to_array(a), to_array(b)
+        except NotComparable:
+            return False
+        return x.shape == y.shape and bool(np.all(_excess(x, y, _DEFAULT_TOLERANCE) <= 1))
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return False
+    try:
+        return bool(a == b)
+    except Exception:   # sympy relational or odd comparisons: not the same
+        return False
+
+
+class _DefaultTolerance:
+    kind = "array"
+    params = {}
+
+    def param(self, name, default=None):
+        return default
+
+
+_DEFAULT_TOLERANCE = _DefaultTolerance()
+
+
 def contains_nonfinite(value):
     """Whether an answer holds NaN or inf anywhere (for the 'nonfinite' rule)."""
     if isinstance(value, float):

@@ -124,7 +124,8 @@ def judge(check, exercise, outcome, expected, wrong_answers):
     expected = pick(expected, check.pick)
     verdict = cmp.compare(answer, expected, check.compare)
     if verdict.passed:
-        return CheckResult(passed=True, lines=(verdict.tolerance, *notes), **base)
+        return CheckResult(passed=True, lines=(verdict.tolerance, *notes), margin=verdict.margin,
+                           **base)
     matched = [m for m, wrong in wrong_answers
                if matches(m, answer, expected, wrong, verdict, check)]
     lines = [verdict.reason, verdict.tolerance, *map(misconception_line, matched), *notes]
@@ -142,7 +143,11 @@ def matches(misconception, answer, expected, wrong, verdict, check):
     """Whether a failed answer is this known wrong answer."""
     rule = misconception.rule
     if rule is None:
-        return cmp.compare(answer, pick(wrong, check.pick), check.compare).passed
+        try:
+            wrong = pick(wrong, check.pick)
+        except cmp.NotComparable:
+            return False
+        return cmp.compare(answer, wrong, check.compare).passed or cmp.same_value(answer, wrong)
     if rule.kind == "nonfinite":
         return rule.value == cmp.contains_nonfinite(answer)
     if rule.kind == "transposed":

@@ -19,6 +19,7 @@ class CheckResult:
     tags: tuple = ()           # misconception ids that matched
     kind: str = "case"         # case | pytest
     answered: bool = False     # the call returned a value (so the inputs are worth showing)
+    margin: float | None = None  # share of the tolerance used by a passing answer
     description: object = None  # Text or None
 
     @property

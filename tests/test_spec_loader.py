@@ -8,39 +8,7 @@ from grader import spec_loader
 from grader.errors import CourseError
 from grader.spec import Course
 
-from conftest import ROOT
-
-GOOD = """\
-format_version: 1
-id: demo
-title: {zh: 演示, en: Demo}
-prompt: {zh: 写一个函数, en: Write a function}
-functions: [double]
-points: 2
-checks:
-  - id: two
-    args: [2]
-    compare: exact
-"""
-
-
-def make_course(tmp_path, exercise=GOOD, manifest=None, hidden=None):
-    ex = tmp_path / "exercises" / "demo"
-    sol = tmp_path / "solutions" / "demo"
-    ex.mkdir(parents=True)
-    sol.mkdir(parents=True)
-    (ex / "set.yaml").write_text(manifest or textwrap.dedent("""\
-        format_version: 1
-        title: {zh: 演示, en: Demo}
-        order: [demo]
-        """), encoding="utf-8")
-    (ex / "demo.yaml").write_text(exercise, encoding="utf-8")
-    (ex / "demo.py").write_text("def double(x):\n    raise NotImplementedError\n")
-    (sol / "demo.py").write_text("def double(x):\n    return 2 * x\n")
-    if hidden:
-        (sol / "demo.hidden.yaml").write_text(hidden, encoding="utf-8")
-    return Course(tmp_path)
-
+from conftest import GOOD, ROOT, make_course
 
 def load_error(tmp_path, **kwargs):
     with pytest.raises(CourseError) as info:

@@ -1,0 +1,128 @@
+"""Instructor tools: dev check, new, schema, each through the CLI."""
+
+import json
+import shutil
+
+import pytest
+
+from conftest import GOOD, ROOT, make_course, run_cli
+
+from grader import yaml_source
+from grader.formats import EXERCISE
+
+
+def dev_check(course, *args, timeout=120):
+    return run_cli("dev", "check", "--course", course, *args, timeout=timeout)
+
+
+def test_bundled_course_passes_dev_check():
+    proc = dev_check(ROOT, timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "every wrong version is caught" in proc.stdout
+
+
+def test_tiny_course_passes(tmp_path):
+    make_course(tmp_path)
+    proc = dev_check(tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize("break_it,expected", [
+    (lambda root: (root / "exercises/demo/demo.py").write_text("def double(x):\n    return 2 * x\n"),
+     "✗ demo/demo: the stub passes check 'two'"),
+    (lambda root: (root / "exercises/demo/demo.yaml").write_text(
+        GOOD.replace("args: [2]", "args: [2]\n    expect: 5")),
+     "✗ demo/demo: the reference fails check 'two' (seed 0)"),
+    (lambda root: (root / "exercises/demo/demo.yaml").write_text(GOOD.replace("points: 2", "points: [")),
+     "✗ demo: invalid:"),
+    (lambda root: (root / "exercises/demo/extra.py").write_text("x = 1\n"),
+     "✗ demo: stub extra.py has no exercise YAML"),
+    (lambda root: (root / "solutions/demo/other.py").write_text("x = 1\n"),
+     "✗ demo: solution other.py has no stub in exercises/"),
+])
+def test_dev_check_names_what_to_fix(tmp_path, break_it, expected):
+    make_course(tmp_path)
+    break_it(tmp_path)
+    proc = dev_check(tmp_path)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert expected in proc.stdout
+
+
+def test_wrong_version_that_escapes_is_reported(tmp_path):
+    exercise = GOOD + ("misconceptions:\n  - tag: adds-instead\n    message: {zh: 错, en: wrong}\n"
+                       "    wrong: double_by_adding\n")
+    make_course(tmp_path, exercise=exercise)
+    (tmp_path / "solutions/demo/demo.py").write_text(
+        "def double(x):\n    return 2 * x\n\n\ndef double_by_adding(x):\n    return x + x\n")
+    proc = dev_check(tmp_path)
+    assert proc.returncode == 1
+    assert "wrong version double_by_adding (as double) escapes every check" in proc.stdout
+    (tmp_path / "solutions/demo/demo.py").write_text(
+        "import random\n\ndef double(x):\n    return 2 * x\n\n\n"
+        "def double_by_adding(x):   # differs run to run: never recognised\n"
+        "    return random.random()\n")
+    proc = dev_check(tmp_path)
+    assert proc.returncode == 1
+    assert "fails but is never tagged 'adds-instead'" in proc.stdout
+
+
+def test_new_exercise_following_the_readme_passes_dev_check(tmp_path):
+    course = tmp_path / "course"
+    shutil.copytree(ROOT / "exercises", course / "exercises")
+    shutil.copytree(ROOT / "solutions", course / "solutions")
+    proc = run_cli("new", "day3", "head_count", "--course", course)
+    assert proc.returncode == 0, proc.stderr
+    assert "  - head_count\n" in (course / "exercises/day3/set.yaml").read_text()
+    assert dev_check(course, "day3", "--exercise", "head_count").returncode == 1
+    yaml_path = course / "exercises/day3/head_count.yaml"
+    yaml_path.write_text(yaml_path.read_text()
+                         .replace("args: [3]", "args: [4096, 128]")
+                         .replace("functions: [head_count]", "functions: [head_count]"))
+    (course / "exercises/day3/head_count.py").write_text(
+        'def head_count(d_model, d_head):\n    """How many heads? / 几个头？"""\n'
+        "    raise NotImplementedError\n")
+    (course / "solutions/day3/head_count.py").write_text(
+        "def head_count(d_model, d_head):\n    return d_model // d_head\n")
+    proc = dev_check(course, "day3", "--exercise", "head_count")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    proc = run_cli("day3", "--course", course, "--exercise", "head_count",
+                   "--submission", course / "solutions/day3")
+    assert proc.returncode == 0, proc.stdout
+
+
+def test_new_refuses_an_existing_exercise(tmp_path):
+    make_course(tmp_path)
+    proc = run_cli("new", "demo", "demo", "--course", tmp_path)
+    assert proc.returncode == 2 and "already exists" in proc.stderr
+
+
+def test_schema_is_in_sync_with_the_loader():
+    proc = run_cli("schema")
+    schema = json.loads(proc.stdout)
+    assert set(schema["properties"]) == set(EXERCISE.fields)
+    assert set(schema["required"]) == {k for k, f in EXERCISE.fields.items() if f.required}
+    check = schema["properties"]["checks"]["items"]
+    assert set(check["properties"]) == set(EXERCISE.fields["checks"].type.item.fields)
+
+
+def _plain(value):
+    if isinstance(value, yaml_source.Tagged):
+        return _plain(value.value)
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
+
+
+def test_schema_accepts_every_bundled_exercise_and_rejects_a_typo():
+    jsonschema = pytest.importorskip("jsonschema")
+    schema = json.loads(run_cli("schema").stdout)
+    files = [p for p in (ROOT / "exercises").glob("*/*.yaml") if p.name != "set.yaml"]
+    assert files
+    for path in files:
+        jsonschema.validate(_plain(yaml_source.load(path)), schema)
+    broken = _plain(yaml_source.load(files[0]))
+    broken["pionts"] = broken.pop("points")
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(broken, schema)
