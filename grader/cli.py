@@ -88,6 +88,14 @@ def main():
     attn-grade day3 --submission DIR      grade another folder of the same files
     attn-grade day3 --json                print a Gradescope results.json
     attn-grade list                       sets and exercises with points
+    \b
+    For instructors:
+    attn-grade new SET ID                 start an exercise (YAML, stub, reference)
+    attn-grade dev check [SET]            prove stubs fail, references pass, wrong
+                                          versions are caught
+    attn-grade release SET -o DIR         student bundle without solutions
+    attn-grade grade-all SET DIR -o OUT   grade a class into a CSV gradebook
+    attn-grade export gradescope SET      a Gradescope autograder.zip
     """
 
 
@@ -243,3 +251,118 @@ def schema():
     from .formats import json_schema
 
     click.echo(json.dumps(json_schema(), ensure_ascii=False, indent=2))
+
+
+@main.command("grade-all")
+@click.argument("set_id", metavar="SET")
+@click.argument("submissions", type=click.Path(exists=True, file_okay=False))
+@click.option("--output", "-o", "out_dir", type=click.Path(file_okay=False), required=True,
+              help="Folder for gradebook.csv and results/STUDENT.json.")
+@click.option("--jobs", "-j", type=click.IntRange(1), default=os.cpu_count() or 1,
+              show_default=True, help="Submissions graded at once.")
+@click.option("--force", is_flag=True, help="Grade again students that already have results.")
+@click.option("--course", "course_dir", type=click.Path(exists=True, file_okay=False),
+              help="Course folder (default: found from the current folder up).")
+@click.option("--lang", type=click.Choice(["zh", "en"]), default=None,
+              help="Feedback language (default: from the locale).")
+@click.option("--isolation", type=click.Choice(sandbox.LEVELS), default=None,
+              help="How student code is isolated (default: the strongest available).")
+@click.option("--time-limit", type=float, help="Seconds of wall time per call.")
+@click.option("--memory-limit", type=SizeType(), help="Memory per student process.")
+def grade_all_command(set_id, submissions, out_dir, jobs, force, course_dir, lang, isolation,
+                      time_limit, memory_limit):
+    """Grade a class: one sub-folder or .zip per student in SUBMISSIONS.
+
+    Writes results/STUDENT.json (Gradescope format) and gradebook.csv (student,
+    total, per-exercise scores). A re-run skips students already graded.
+    """
+    from .gradebook import grade_all
+
+    extra = ["--lang", lang or default_lang()]
+    extra += ["--isolation", isolation] if isolation else []
+    extra += ["--time-limit", time_limit] if time_limit else []
+    extra += ["--memory-limit", memory_limit] if memory_limit else []
+    try:
+        course = _course(course_dir)
+        spec_loader.load_set(course, set_id)
+        with _progress(submissions) as tick:
+            rows = grade_all(course, set_id, submissions, out_dir, jobs, extra, force, tick)
+    except CourseError as exc:
+        _fail(exc)
+    errors = sum(1 for r in rows if r["status"] != "graded")
+    click.echo(f"graded {len(rows)} submission(s) into {Path(out_dir) / 'gradebook.csv'}"
+               + (f"; {errors} could not be graded" if errors else ""))
+
+
+def _progress(submissions):
+    """A progress bar on a terminal; silent otherwise."""
+    import contextlib
+
+    from .gradebook import find_submissions
+
+    if not sys.stderr.isatty():
+        return contextlib.nullcontext(None)
+    total = len(find_submissions(submissions))
+
+    @contextlib.contextmanager
+    def bar():
+        with click.progressbar(length=total, label="grading", file=sys.stderr) as b:
+            yield lambda student: b.update(1)
+
+    return bar()
+
+
+@main.group()
+def export():
+    """Package a set for another grading platform."""
+
+
+@export.command("gradescope")
+@click.argument("set_id", metavar="SET")
+@click.option("--output", "-o", type=click.Path(dir_okay=False), default="autograder.zip",
+              show_default=True, help="Where to write the zip.")
+@click.option("--course", "course_dir", type=click.Path(exists=True, file_okay=False),
+              help="Course folder (default: found from the current folder up).")
+@click.option("--lang", type=click.Choice(["zh", "en"]), default="en", show_default=True,
+              help="Feedback language on Gradescope.")
+@click.option("--hidden-visibility", type=click.Choice(report.GRADESCOPE_VISIBILITY),
+              default="after_published", show_default=True,
+              help="When students see hidden checks on Gradescope.")
+def export_gradescope(set_id, output, course_dir, lang, hidden_visibility):
+    """Write a Gradescope autograder.zip (setup.sh, run_autograder, the course)."""
+    from .export import gradescope_zip
+
+    try:
+        course = _course(course_dir)
+        spec_loader.load_set(course, set_id)
+        data = gradescope_zip(course, set_id, lang, hidden_visibility)
+    except CourseError as exc:
+        _fail(exc)
+    _write_atomic_bytes(Path(output), data)
+    click.echo(f"wrote {output} ({len(data) // 1024} KiB): upload it as the autograder of "
+               f"the {set_id} assignment")
+
+
+def _write_atomic_bytes(path, data):
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+
+
+@main.command("release")
+@click.argument("set_id", metavar="SET")
+@click.option("--output", "-o", "out_dir", type=click.Path(file_okay=False), required=True,
+              help="An empty or new folder for the student bundle.")
+@click.option("--course", "course_dir", type=click.Path(exists=True, file_okay=False),
+              help="Course folder (default: found from the current folder up).")
+def release(set_id, out_dir, course_dir):
+    """Write the student bundle of SET: grader, stubs, visible checks; no solutions."""
+    from .release import make_release
+
+    try:
+        course = _course(course_dir)
+        make_release(course, spec_loader.load_set(course, set_id), out_dir)
+    except CourseError as exc:
+        _fail(exc)
+    click.echo(f"wrote the {set_id} release to {out_dir}: students run "
+               f"'python3 -m pip install -e . && attn-grade {set_id}' there")

@@ -178,6 +178,7 @@ TEMPLATES = {
                       "一项隐藏测试未通过；不显示它的输入和期望答案。", "same", "same"),
     "hidden-passed": ("Hidden check passed.", "隐藏测试通过。", "same", "same"),
     "passed": ("passed", "通过", "same", "same"),
+    "at-submission": ("checked when you submit your work", "提交作业时再检查", "same", "same"),
     "output-dropped": ("your code printed more than {kept} characters in this call; the other "
                        "{dropped} were dropped", "你的代码在这次调用中输出超过 {kept} 个字符，其余 {dropped} 个被丢弃",
                        "same", "same"),

@@ -174,6 +174,7 @@ SET = Object({
     "title": Field(Bilingual(), "title of the set", required=True),
     "order": Field(ListOf(SLUG, 1), "exercise ids in the order students meet them",
                    required=True),
+    "released": Field(Bool(), "written by 'attn-grade release': a student bundle", default=False),
 }, "a set manifest: exercises/SET/set.yaml")
 
 

@@ -49,7 +49,7 @@ def grade_set(exercise_set, submission, level, limit_overrides=None, only=None):
     results = tuple(_with_points(e, graded[e.id]) for e in exercises)
     return RunResult(exercise_set.id, exercise_set.title, results,
                      sandbox.describe(level, str(submission)), str(submission),
-                     time.monotonic() - start)
+                     time.monotonic() - start, exercise_set.released)
 
 
 PRESTART_AHEAD = 8

@@ -3,6 +3,7 @@
   !array [[1, 2], [3, 4]]              float64 ndarray (or {data:, dtype:})
   !random {shape: [4, 8], seed: 1}     reproducible uniform floats in [low, high)
   !tuple [4096, 128]                   a tuple (YAML has only lists)
+  !set [k, v]                          a set
   !symbol n                            a positive sympy Symbol (or {name:, integer:})
   !expr "exp(1/sqrt(2))"               a sympy expression (instructor text only)
   !json models/llama2-7b.json          a JSON file beside the YAML file
@@ -15,7 +16,7 @@ import numpy as np
 from .errors import CourseError
 from .yaml_source import Tagged
 
-TAGS = ("!array", "!random", "!tuple", "!symbol", "!expr", "!json")
+TAGS = ("!array", "!random", "!tuple", "!set", "!symbol", "!expr", "!json")
 
 
 def build(value, path, seed_offset=0):
@@ -65,6 +66,10 @@ def _tuple(value, path, seed_offset):
     return tuple(value)
 
 
+def _set(value, path, seed_offset):
+    return set(value)
+
+
 def _symbol(value, path, seed_offset):
     import sympy
 
@@ -88,12 +93,13 @@ def _json(name, path, seed_offset):
         return json.load(f)
 
 
-_BUILDERS = {"!array": _array, "!random": _random, "!tuple": _tuple,
+_BUILDERS = {"!array": _array, "!random": _random, "!tuple": _tuple, "!set": _set,
              "!symbol": _symbol, "!expr": _expr, "!json": _json}
 _USAGE = {
     "!array": "write !array [[1, 2], [3, 4]] or !array {data: [...], dtype: int64}",
     "!random": "write !random {shape: [4, 8], seed: 1, low: -1, high: 1}",
     "!tuple": "write !tuple [4096, 128]",
+    "!set": "write !set [k, v]",
     "!symbol": "write !symbol n or !symbol {name: n, integer: true}",
     "!expr": 'write !expr "exp(1/sqrt(2))"',
     "!json": "write !json path/to/file.json, relative to this YAML file",

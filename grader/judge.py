@@ -153,7 +153,8 @@ def matches(misconception, answer, expected, wrong, verdict, check):
     if rule.kind == "transposed":
         return rule.value == bool({"transposed", "shape-transposed"} & _codes(verdict.reason))
     if rule.kind == "equals":
-        return cmp.compare(answer, rule.value, check.compare).passed
+        return (cmp.compare(answer, rule.value, check.compare).passed
+                or cmp.same_value(answer, rule.value))
     if rule.kind == "contains":
         try:
             return isinstance(answer, (list, tuple, set, frozenset)) and rule.value in answer

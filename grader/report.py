@@ -87,15 +87,16 @@ def _describe(description, lang):
 
 
 def summary(run, lang):
-    full = sum(1 for e in run.exercises if e.score == e.max_score)
+    graded = [e for e in run.exercises if e.checks]
+    full = sum(1 for e in graded if e.score == e.max_score)
     if lang == "zh":
         text = (f"{run.title.get(lang)}：得分 {run.score:g} / {run.max_score:g}，"
-                f"{len(run.exercises)} 道练习中 {full} 道全对")
+                f"{len(graded)} 道练习中 {full} 道全对")
         if run.released:
             text += "。隐藏测试会在正式提交时运行"
         return text
     text = (f"{run.title.get(lang)}: {run.score:g} / {run.max_score:g} points, "
-            f"{full} of {len(run.exercises)} exercises fully correct")
+            f"{full} of {len(graded)} exercises fully correct")
     if run.released:
         text += ". Hidden checks run when you submit"
     return text
@@ -115,6 +116,8 @@ def terminal(run, lang, color=False):
         exercise = ex_result.exercise
         head = f"{exercise.file} — {exercise.title.get(lang)}"
         out.append(style(head, bold=True) + f"   {ex_result.score:g} / {ex_result.max_score:g}")
+        if not ex_result.checks:
+            out.append("  " + render(Msg("at-submission"), lang))
         for check in ex_result.checks:
             mark = style("✓", fg="green") if check.passed else style("✗", fg="red")
             label = ("hidden: " if check.hidden else "") + check.check

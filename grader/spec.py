@@ -110,6 +110,7 @@ class ExerciseSet:
     exercises: tuple
     exercises_dir: Path
     solutions_dir: Path
+    released: bool = False
 
     def exercise(self, exercise_id):
         for ex in self.exercises:

@@ -42,7 +42,8 @@ def load_set(course, set_id, seed_offset=0):
     sol_dir = course.solutions_dir / set_id
     exercises = tuple(_load_exercise(ex_dir / f"{ex_id}.yaml", set_id, sol_dir, seed_offset)
                       for ex_id in manifest["order"])
-    return ExerciseSet(set_id, Text(**manifest["title"]), exercises, ex_dir, sol_dir)
+    return ExerciseSet(set_id, Text(**manifest["title"]), exercises, ex_dir, sol_dir,
+                       manifest["released"])
 
 
 def _validated(path, schema):

@@ -59,7 +59,7 @@ def parse_bytes(value):
 
 
 def describe_bytes(n):
-    """'524288 B (512 KiB)': the exact count and a binary-prefixed reading."""
+    """'1536 B (1.5 KiB)': the exact count and a binary-prefixed reading."""
     n = Fraction(n)
     shown = str(int(n)) if n.denominator == 1 else f"{float(n):g}"
     for unit, factor in (("TiB", 1024 ** 4), ("GiB", 1024 ** 3), ("MiB", 1024 ** 2),
