@@ -13,6 +13,7 @@ import click
 
 from . import report, sandbox, spec_loader
 from .errors import CourseError, ExitCode
+from .files import write_atomic
 from .limits import parse_size
 
 EPILOG = """\b
@@ -144,7 +145,7 @@ def grade(set_id, submission, as_json, output, lang, exercises, course_dir, isol
         _fail(exc)
     document = report.gradescope(run, lang, hidden_visibility)
     if output:
-        _write_atomic(Path(output), json.dumps(document, ensure_ascii=False, indent=2))
+        write_atomic(output, json.dumps(document, ensure_ascii=False, indent=2))
     if as_json:
         click.echo(json.dumps(document, ensure_ascii=False, indent=2))
     else:
@@ -160,12 +161,6 @@ def _check_exercise_ids(exercise_set, wanted):
 
             raise CourseError(f"no exercise {ex_id!r} in set {exercise_set.id!r}",
                               hint=did_you_mean(ex_id, known) or "exercises: " + ", ".join(known))
-
-
-def _write_atomic(path, text):
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
 
 
 @main.command("list")
@@ -338,15 +333,9 @@ def export_gradescope(set_id, output, course_dir, lang, hidden_visibility):
         data = gradescope_zip(course, set_id, lang, hidden_visibility)
     except CourseError as exc:
         _fail(exc)
-    _write_atomic_bytes(Path(output), data)
+    write_atomic(output, data)
     click.echo(f"wrote {output} ({len(data) // 1024} KiB): upload it as the autograder of "
                f"the {set_id} assignment")
-
-
-def _write_atomic_bytes(path, data):
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
 
 
 @main.command("release")

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from . import batch
 from .errors import CourseError
+from .files import write_atomic
 
 MAX_ZIP_BYTES = 64 * 1024 ** 2
 MAX_ZIP_FILES = 2000
@@ -119,14 +120,8 @@ def _write_csv(path, rows):
                             restval="")
     writer.writeheader()
     writer.writerows(rows)
-    _write_text(path, buffer.getvalue())
+    write_atomic(path, buffer.getvalue())
 
 
 def _write_json(path, doc):
-    _write_text(path, json.dumps(doc, ensure_ascii=False, indent=2))
-
-
-def _write_text(path, text):
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    write_atomic(path, json.dumps(doc, ensure_ascii=False, indent=2))

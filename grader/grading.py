@@ -6,6 +6,7 @@ answers judged against the reference (``judge``, ``compare``), hidden pytest
 tests over a proxy (``hidden_tests``), points (``points``), a RunResult.
 """
 
+import dataclasses
 import time
 from pathlib import Path
 
@@ -97,8 +98,6 @@ def _yaml_checks(exercise, process, submission, limits):
 
 
 def _with_limits(exercise, limits):
-    import dataclasses
-
     return dataclasses.replace(exercise, limits=limits)
 
 

@@ -9,9 +9,6 @@ document, no student process is left running and no course file changed.
 import hashlib
 import json
 import os
-import subprocess
-import sys
-import time
 
 import pytest
 

@@ -1,6 +1,5 @@
 """The spec loader: the bundled course loads; broken files get path, line, hint."""
 
-import textwrap
 
 import pytest
 
