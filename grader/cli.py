@@ -118,6 +118,8 @@ def main():
 @click.option("--isolation", type=click.Choice(sandbox.LEVELS), default=None,
               help="How student code is isolated (default: the strongest available).")
 @click.option("--time-limit", type=float, help="Seconds of wall time per call.")
+@click.option("--import-time-limit", type=float,
+              help="Seconds of wall time to import a student's module (default 10).")
 @click.option("--cpu-limit", type=float, help="Seconds of CPU time per student process.")
 @click.option("--memory-limit", type=SizeType(), help="Memory per student process, e.g. 1GiB.")
 @click.option("--output-limit", type=SizeType(), help="Printed characters kept per call.")
@@ -127,7 +129,8 @@ def main():
               default="hidden", show_default=True,
               help="Gradescope visibility of hidden checks in the JSON.")
 def grade(set_id, submission, as_json, output, lang, exercises, course_dir, isolation,
-          time_limit, cpu_limit, memory_limit, output_limit, process_limit, hidden_visibility):
+          time_limit, import_time_limit, cpu_limit, memory_limit, output_limit, process_limit,
+          hidden_visibility):
     """Grade the exercise set SET."""
     from .grading import grade_set
 
@@ -138,7 +141,8 @@ def grade(set_id, submission, as_json, output, lang, exercises, course_dir, isol
         _check_exercise_ids(exercise_set, exercises)
         folder = Path(submission) if submission else exercise_set.exercises_dir
         run = grade_set(exercise_set, folder, isolation or sandbox.strongest_available(),
-                        dict(time=time_limit, cpu=cpu_limit, memory=memory_limit,
+                        dict(time=time_limit, import_time=import_time_limit, cpu=cpu_limit,
+                             memory=memory_limit,
                              output=output_limit, processes=process_limit),
                         set(exercises) or None)
     except CourseError as exc:

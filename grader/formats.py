@@ -105,6 +105,8 @@ class LimitsType(Type):
         size = {"type": ["integer", "string"]}
         return {"type": "object", "additionalProperties": False, "properties": {
             "time": {"type": "number", "description": "seconds of wall time per call"},
+            "import_time": {"type": "number",
+                            "description": "seconds of wall time to import the module"},
             "cpu": {"type": "number", "description": "seconds of CPU time per process"},
             "memory": size, "output": size, "answer": size,
             "processes": {"type": "integer"}}}

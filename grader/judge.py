@@ -68,7 +68,7 @@ def outcome_lines(outcome, function, file, limits, want=PLAIN_VALUE):
 def load_lines(outcome, file, limits):
     """Feedback when the module itself could not be imported."""
     if outcome.status == "timeout":
-        return [Msg("import-timeout", file=file, seconds=limits.time)]
+        return [Msg("import-timeout", file=file, seconds=limits.import_time)]
     if outcome.status == "error" and outcome.error.get("type") not in (
             "SyntaxError", "IndentationError", "TabError", "MemoryError"):
         err = outcome.error

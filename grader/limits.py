@@ -13,7 +13,8 @@ _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*$")
 class Limits:
     """Per-call wall time, per-process CPU time, memory, output and answer caps."""
 
-    time: float = 5.0          # seconds of wall time per call (import included)
+    time: float = 5.0          # seconds of wall time per call
+    import_time: float = 10.0  # seconds of wall time to import the student's module
     cpu: float = 30.0          # seconds of CPU time for the whole process
     memory: int = 1024 ** 3    # bytes of address space
     output: int = 64 * 1024    # characters of printed output kept per call

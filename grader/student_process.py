@@ -178,7 +178,7 @@ class StudentProcess:
             self.prestart()
         rid, self._pending_load = self._pending_load, None
         loaded = rid if isinstance(rid, CallOutcome) else self._await(
-            rid, time.monotonic() + self.limits.time)
+            rid, time.monotonic() + self.limits.import_time, self.limits.import_time)
         if loaded.ok:
             return None
         self.close()
@@ -206,7 +206,7 @@ class StudentProcess:
             return self._crashed()
         return rid
 
-    def _await(self, rid, deadline):
+    def _await(self, rid, deadline, seconds=None):
         answer = self.workdir / f"ans-{rid}.json"
         while True:
             if answer.exists():
@@ -215,7 +215,8 @@ class StudentProcess:
                 return self._read_answer(answer) if answer.exists() else self._crashed()
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                return CallOutcome("timeout", detail=f"{self.limits.time:g} s")
+                return CallOutcome("timeout",
+                                   detail=f"{seconds or self.limits.time:g} s")
             readable, _, _ = select.select([self.notify], [], [], min(remaining, 0.05))
             if readable and not os.read(self.notify, 4096):
                 time.sleep(min(remaining, 0.01))  # pipe closed: keep polling

@@ -16,7 +16,8 @@ from conftest import (FULL_DAY3, ROOT, SOLUTIONS, copy_exercises, grade_many,
                       scores_by_exercise)
 
 from grader import sandbox
-LIMITS = ["--time-limit", "2", "--memory-limit", "768MiB", "--output-limit", "4KiB"]
+LIMITS = ["--time-limit", "2", "--import-time-limit", "8", "--memory-limit", "768MiB",
+          "--output-limit", "4KiB"]
 BWRAP = sandbox.bubblewrap_works()
 
 STUBS = '''
@@ -258,7 +259,7 @@ def test_attack_scores_zero_and_harms_nothing_else(attack_results, attack):
 def test_messages_name_the_limit_or_problem(attack_results):
     expectations = {
         "infinite loop": "took longer than 2 s",
-        "slow import": "importing temperature.py took longer than 2 s",
+        "slow import": "importing temperature.py took longer than 8 s",
         "multi-GiB allocation": "used more than 768 MiB",
         "segfault": "crashed (SIGSEGV)",
         "syntax error": "temperature.py has a syntax error",

@@ -126,7 +126,7 @@ def test_slow_import_costs_one_timeout(tmp_path):
             return 1
         """))
     folder = RunFolder(unprivileged=False)
-    process = StudentProcess(folder, tmp_path, "slow", Limits(time=0.5), "none")
+    process = StudentProcess(folder, tmp_path, "slow", Limits(time=0.5, import_time=0.5), "none")
     try:
         assert process.call("f").status == "timeout"
         assert process.call("f").status == "timeout"

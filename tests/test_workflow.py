@@ -137,7 +137,7 @@ def test_grade_all_writes_matching_csv_and_json_and_resumes(tmp_path):
     assert float(rows["ada"]["score"]) == float(rows["fay"]["score"]) == 85.0
     assert float(rows["ben"]["attention"]) < 14.0 and float(rows["ben"]["temperature"]) == 10.0
     assert float(rows["cy"]["shapes"]) == 0 and float(rows["dee"]["score"]) == 0
-    assert float(rows["eve"]["growth"]) == 0 and float(rows["eve"]["kv_cache"]) == 14.0
+    assert float(rows["eve"]["growth"]) < 6.0 and float(rows["eve"]["kv_cache"]) == 14.0
     assert rows["gus"]["status"] == "error" and float(rows["gus"]["score"]) == 0
     stamp = (out / "results" / "ada.json").stat().st_mtime_ns
     again = run_cli("grade-all", "day3", submissions, "-o", out)
