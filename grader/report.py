@@ -31,11 +31,7 @@ def check_lines(result, lang, check_spec=None, hints=()):
         lines.append(render(Msg("call", call=call_text(check_spec)), lang))
     if not result.passed and hints:
         lines.append(render(Msg("hint", text=hints[0]), lang))
-    return [_localise(line, lang) for line in lines]
-
-
-def _localise(line, lang):
-    return line.get(lang) if isinstance(line, Text) else line
+    return lines
 
 
 def call_text(check):
