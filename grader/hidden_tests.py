@@ -41,20 +41,19 @@ class StudentProxy:
         self._process, self._exercise = process, exercise
 
     def call(self, function, *args, **kwargs):
-        """The full CallOutcome (value, mutated_args, ...) of one call."""
-        return self._process.call(function, args, kwargs)
+        """The full CallOutcome (value, mutated_args, output) of a call that answered.
+
+        A call that raised, hung or crashed fails the test with that reason.
+        """
+        outcome = self._process.call(function, args, kwargs)
+        if not outcome.ok:
+            raise StudentCallFailed(outcome, function)
+        return outcome
 
     def __getattr__(self, name):
         if name.startswith("_"):
             raise AttributeError(name)
-
-        def call(*args, **kwargs):
-            outcome = self.call(name, *args, **kwargs)
-            if not outcome.ok:
-                raise StudentCallFailed(outcome, name)
-            return outcome.value
-
-        return call
+        return lambda *args, **kwargs: self.call(name, *args, **kwargs).value
 
 
 class _Plugin:

@@ -98,6 +98,40 @@ def summary(run, lang):
     return text
 
 
+def _check_lines(ex_result, lang, style):
+    """One line per check; failing checks that share a single problem share a line."""
+    fixed = render(Msg("hidden-failed"), lang)
+    groups, out = {}, []
+    for check in ex_result.checks:
+        lines = check_lines(check, lang, _check_spec(ex_result.exercise, check.check))
+        label = ("hidden: " if check.hidden else "") + check.check
+        problem = [line for line in lines if line != fixed]
+        if not check.passed and len(problem) == 1:
+            if problem[0] not in groups:
+                groups[problem[0]] = []
+                out.append(groups[problem[0]])
+            groups[problem[0]].append(label)
+            continue
+        mark = style("✓", fg="green") if check.passed else style("✗", fg="red")
+        out.append(f"  {mark} {label}: {lines[0]}")
+        out += [f"      {line}" for line in lines[1:] if not check.passed]
+    cross = style("✗", fg="red")
+    return [f"  {cross} {_labels(item)}: {line}" if isinstance(item, list) else item
+            for line, item in _with_problem(out, groups)]
+
+
+def _with_problem(out, groups):
+    problem_of = {id(labels): line for line, labels in groups.items()}
+    return [(problem_of.get(id(item)), item) for item in out]
+
+
+def _labels(labels):
+    if len(labels) == 1:
+        return labels[0]
+    shown = ", ".join(labels[:3]) + (f", +{len(labels) - 3} more" if len(labels) > 3 else "")
+    return f"{len(labels)} checks ({shown})"
+
+
 def terminal(run, lang, color=False):
     """Plain-text report for a terminal."""
     def style(text, **kw):
@@ -114,12 +148,7 @@ def terminal(run, lang, color=False):
         out.append(style(head, bold=True) + f"   {ex_result.score:g} / {ex_result.max_score:g}")
         if not ex_result.checks:
             out.append("  " + render(Msg("at-submission"), lang))
-        for check in ex_result.checks:
-            mark = style("✓", fg="green") if check.passed else style("✗", fg="red")
-            label = ("hidden: " if check.hidden else "") + check.check
-            lines = check_lines(check, lang, _check_spec(exercise, check.check))
-            out.append(f"  {mark} {label}: {lines[0]}")
-            out += [f"      {line}" for line in lines[1:] if not check.passed]
+        out += _check_lines(ex_result, lang, style)
         if ex_result.score < ex_result.max_score and exercise.hints:
             out.append("  " + render(Msg("hint", text=exercise.hints[0].get(lang)), lang))
         out.append("")

@@ -34,6 +34,6 @@ def test_input_not_modified(student):
     """softmax leaves its input array as it was (and still answers correctly)."""
     logits = RNG.normal(size=(3, 4))
     outcome = student.call("softmax", logits, T=0.5)
-    assert outcome.ok and not outcome.mutated_args
+    assert not outcome.mutated_args
     expected = np.exp(2 * logits) / np.exp(2 * logits).sum(axis=-1, keepdims=True)
     assert np.allclose(np.asarray(outcome.value, dtype=float), expected)
