@@ -14,6 +14,7 @@ import os
 import select
 import shutil
 import signal
+import stat
 import subprocess
 import tempfile
 import time
@@ -101,6 +102,7 @@ class StudentProcess:
     # ------------------------------------------------------------ lifecycle
     def _start(self):
         self.workdir = self.folder.new_workdir()
+        self._dir_fd = os.open(self.workdir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
         notify_r, notify_w = os.pipe()
         job = {"submission": self.submission, "module": self.module,
                "output_limit": self.limits.output, "answer_limit": self.limits.answer,
@@ -142,6 +144,7 @@ class StudentProcess:
         except OSError:
             pass
         os.close(self.notify)
+        os.close(self._dir_fd)
         self.proc = None
         sandbox.reap_strays(LIVE_CHILDREN)
 
@@ -195,10 +198,10 @@ class StudentProcess:
         """Write a request and wake the child; its id, or a CallOutcome if it died."""
         self._next_id += 1
         rid = f"{self._next_id:06d}"
-        path = self.workdir / f"req-{rid}.json"
-        path.write_text(json.dumps(request, allow_nan=False), encoding="utf-8")
-        if self.folder.unprivileged:
-            os.chown(path, sandbox.NOBODY, sandbox.NOBODY)
+        try:
+            self._write_new(f"req-{rid}.json", json.dumps(request, allow_nan=False).encode())
+        except OSError:   # the child planted a file or link under that name
+            return CallOutcome("bad_answer", detail="the work folder was tampered with")
         try:
             self.proc.stdin.write(f"{rid}\n".encode())
             self.proc.stdin.flush()
@@ -206,13 +209,43 @@ class StudentProcess:
             return self._crashed()
         return rid
 
+    def _write_new(self, name, data):
+        """Create a file in the child's folder; never through a link, never over a file."""
+        fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                     0o644, dir_fd=self._dir_fd)
+        try:
+            os.write(fd, data)
+            if self.folder.unprivileged:
+                os.fchown(fd, sandbox.NOBODY, sandbox.NOBODY)
+        finally:
+            os.close(fd)
+
+    def _read_private(self, name, limit, tail=False):
+        """Read at most ``limit`` bytes of a regular file of the child's folder (no links)."""
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=self._dir_fd)
+        with os.fdopen(fd, "rb") as f:
+            info = os.fstat(f.fileno())
+            if not stat.S_ISREG(info.st_mode):
+                raise OSError("not a regular file")
+            if info.st_size > limit and not tail:
+                raise OverflowError(info.st_size)
+            f.seek(max(0, info.st_size - limit) if tail else 0)
+            return f.read(limit)
+
+    def _exists(self, name):
+        try:
+            os.stat(name, dir_fd=self._dir_fd, follow_symlinks=False)
+            return True
+        except OSError:
+            return False
+
     def _await(self, rid, deadline, seconds=None):
-        answer = self.workdir / f"ans-{rid}.json"
+        answer = f"ans-{rid}.json"
         while True:
-            if answer.exists():
+            if self._exists(answer):
                 return self._read_answer(answer)
             if self.proc.poll() is not None:
-                return self._read_answer(answer) if answer.exists() else self._crashed()
+                return self._read_answer(answer) if self._exists(answer) else self._crashed()
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 return CallOutcome("timeout",
@@ -238,19 +271,16 @@ class StudentProcess:
 
     def _console_tail(self, limit=4000):
         try:
-            with open(self.workdir / "console.log", "rb") as f:
-                f.seek(0, os.SEEK_END)
-                f.seek(max(0, f.tell() - limit))
-                return f.read().decode("utf-8", "replace")
+            return self._read_private("console.log", limit, tail=True).decode("utf-8", "replace")
         except OSError:
             return ""
 
-    def _read_answer(self, path):
+    def _read_answer(self, name):
         try:
-            if path.stat().st_size > self.limits.answer + 2 * self.limits.output + 65536:
-                return CallOutcome("too_large", detail="answer file over the size cap")
-            raw = json.loads(path.read_text(encoding="utf-8"))
-            return _outcome_from_answer(raw)
+            text = self._read_private(name, self.limits.answer + 2 * self.limits.output + 65536)
+            return _outcome_from_answer(json.loads(text))
+        except OverflowError:
+            return CallOutcome("too_large", detail="answer file over the size cap")
         except (OSError, ValueError, RecursionError, TypeError, wire.WireError) as exc:
             return CallOutcome("bad_answer", detail=str(exc)[:200])
 

@@ -110,6 +110,16 @@ def greedy(logits):
     return -1
 """,
     "syntax error": "def softmax(logits, T=1.0)\n    return logits\n",
+    "links planted for the next requests and answers": f"""
+import os
+for i in range(1, 80):
+    for kind in ("req", "ans"):
+        try:
+            os.symlink({str(ROOT / "solutions" / "day3" / "temperature.py")!r},
+                       f"{{kind}}-{{i:06d}}.json")
+        except OSError:
+            pass
+""" + funcs("raise NotImplementedError"),
     "wrong types": """
 def softmax(logits, T=1.0):
     return (x for x in logits)
