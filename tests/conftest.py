@@ -40,7 +40,7 @@ def grade_many(jobs, workers=3):
 
 
 FULL_DAY3 = {"temperature": 10.0, "attention_by_hand": 6.0, "attention": 14.0,
-             "multihead": 14.0, "shapes": 14.0, "kv_cache": 14.0, "growth": 6.0,
+             "decode": 8.0, "multihead": 14.0, "shapes": 14.0, "kv_cache": 14.0, "growth": 6.0,
              "concepts": 7.0}
 
 
