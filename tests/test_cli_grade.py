@@ -370,3 +370,24 @@ def test_broken_yaml_is_a_course_error_without_traceback(tmp_path):
     proc = run_cli("day3", "--course", course)
     assert proc.returncode == 2
     assert "temperature.yaml:" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_calls_with_large_inputs_that_differ_only_in_the_middle_are_not_confused(tmp_path):
+    """Identical calls are made once; 'identical' must mean the exact inputs."""
+    from conftest import make_course
+
+    zeros = [0.0] * 3000
+    bump = zeros[:1500] + [1.0] + zeros[1501:]
+    exercise = ("format_version: 1\nid: demo\ntitle: {zh: 求和, en: Sum}\n"
+                "prompt: {zh: 求和, en: Sum the array}\nfunctions: [total]\npoints: 2\n"
+                "checks:\n"
+                f"  - id: flat\n    args: [!array {zeros}]\n    compare: number\n"
+                f"  - id: bump\n    args: [!array {bump}]\n    compare: number\n")
+    make_course(tmp_path, exercise=exercise)
+    (tmp_path / "solutions/demo/demo.py").write_text(
+        "def total(a):\n    return float(sum(a))\n")
+    (tmp_path / "exercises/demo/demo.py").write_text(
+        "def total(a):\n    raise NotImplementedError\n")
+    proc = run_cli("demo", "--course", tmp_path, "--submission", tmp_path / "solutions/demo",
+                   "--json")
+    assert proc.returncode == 0, proc.stdout[-1500:]
