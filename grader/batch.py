@@ -8,7 +8,7 @@ grading is spent waiting on student processes.
 import json
 import subprocess
 import sys
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 
 
 def grade_command(set_id, submission, course, *extra):
@@ -35,14 +35,8 @@ def run_many(commands, jobs, on_done=None, timeout=3600):
     results = [None] * len(commands)
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         futures = {pool.submit(one, argv): i for i, argv in enumerate(commands)}
-        for future in _as_completed(futures):
+        for future in as_completed(futures):
             results[futures[future]] = future.result()
             if on_done:
                 on_done(futures[future], results[futures[future]])
     return results
-
-
-def _as_completed(futures):
-    from concurrent.futures import as_completed
-
-    return as_completed(futures)

@@ -12,6 +12,7 @@ from fractions import Fraction
 import numpy as np
 
 from .feedback import Msg
+from .spec import Compare
 from .timelimit import TimeLimitExceeded, time_limit
 from .units import UnitError, describe_bytes, parse_bytes
 
@@ -248,15 +249,7 @@ def same_value(a, b):
         return False
 
 
-class _DefaultTolerance:
-    kind = "array"
-    params = {}
-
-    def param(self, name, default=None):
-        return default
-
-
-_DEFAULT_TOLERANCE = _DefaultTolerance()
+_DEFAULT_TOLERANCE = Compare("array", {})   # rtol 1e-6, atol 1e-9
 
 
 def contains_nonfinite(value):

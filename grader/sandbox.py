@@ -9,6 +9,7 @@ Levels, weakest to strongest:
               its own PID namespace
 """
 
+import functools
 import math
 import os
 import resource
@@ -29,18 +30,9 @@ def strongest_available():
     return "bubblewrap" if bubblewrap_works() else "process"
 
 
-_bwrap_ok = None
-
-
+@functools.cache
 def bubblewrap_works():
     """bwrap is installed and may create namespaces here (checked once)."""
-    global _bwrap_ok
-    if _bwrap_ok is None:
-        _bwrap_ok = _probe_bwrap()
-    return _bwrap_ok
-
-
-def _probe_bwrap():
     import subprocess
 
     bwrap = shutil.which("bwrap")
@@ -61,22 +53,17 @@ def _namespace_flags():
             "--cap-drop", "ALL"]
 
 
+@functools.cache
 def library_paths():
     """Folders the child needs on sys.path for numpy and sympy (found, not imported)."""
-    global _library_paths
-    if _library_paths is None:
-        import importlib.util
+    import importlib.util
 
-        paths = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}
-        for name in ("numpy", "sympy", "mpmath"):
-            spec = importlib.util.find_spec(name)
-            if spec is not None and spec.origin:
-                paths.add(os.path.dirname(os.path.dirname(os.path.abspath(spec.origin))))
-        _library_paths = sorted(p for p in paths if os.path.isdir(p))
-    return _library_paths
-
-
-_library_paths = None
+    paths = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}
+    for name in ("numpy", "sympy", "mpmath"):
+        spec = importlib.util.find_spec(name)
+        if spec is not None and spec.origin:
+            paths.add(os.path.dirname(os.path.dirname(os.path.abspath(spec.origin))))
+    return [p for p in sorted(paths) if os.path.isdir(p)]
 
 
 def child_env(workdir):
