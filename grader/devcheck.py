@@ -122,7 +122,7 @@ def wrong_versions_caught(exercise_set, level, only=None):
         if only is not None and exercise.id not in only:
             continue
         for m in exercise.misconceptions:
-            for function in _targets(exercise, m) if m.wrong else ():
+            for function in exercise.wrong_targets(m) if m.wrong else ():
                 label = f"wrong version {m.wrong} (as {function})"
                 checks = _grade_wrong_version(exercise_set, exercise, m.wrong, function, level)
                 failed = [c for c in checks if not c.passed]
@@ -141,16 +141,6 @@ def _grade_wrong_version(exercise_set, exercise, wrong, function, level):
                                    Path(tmp) / "submission")
         run = grade_set(exercise_set, folder, level, only={exercise.id})
     return [c for e in run.exercises for c in e.checks]
-
-
-def _targets(exercise, misconception):
-    """The graded functions a wrong version stands in for."""
-    if misconception.functions:
-        return misconception.functions
-    if misconception.checks:
-        return tuple(dict.fromkeys(c.function for c in exercise.checks
-                                   if c.id in misconception.checks))
-    return exercise.functions
 
 
 def _wrong_submission(exercise_set, exercise, wrong, function, folder):

@@ -8,6 +8,7 @@ a hidden check; codes without one are replaced by a fixed sentence there.
 
 import dataclasses
 import math
+import unicodedata
 from fractions import Fraction
 
 import numpy as np
@@ -23,6 +24,29 @@ class Msg:
     def __init__(self, code, /, **values):
         object.__setattr__(self, "code", code)
         object.__setattr__(self, "values", values)
+
+
+class Shown(str):
+    """A value already phrased for the report (it crossed from a judging fork)."""
+
+
+KIND_WORDS = {   # what a check wants, for "expected a ..." messages
+    "number": Text("一个数", "a number"),
+    "array": Text("一个数值数组", "an array of numbers"),
+    "shape": Text("一个整数元组", "a tuple of ints"),
+    "exact": Text("一个普通的值", "a plain value"),
+    "choice": Text("一个选项（字符串）", "a choice (a string)"),
+    "set": Text("选项的集合或列表", "a set or list of choices"),
+    "formula": Text("一个 sympy 表达式", "a sympy expression"),
+    "bytes": Text("整数字节数或 '512 KiB' 这样的字符串",
+                  "an int of bytes or a string such as '512 KiB'"),
+    "dict": Text("一个字典", "a dict"),
+    "bool": Text("一个布尔值", "a bool"),
+    "plain": Text("一个普通的值（数、字符串、列表、元组、字典、ndarray 或 sympy 表达式）",
+                   "a plain value (number, string, list, tuple, dict, ndarray or sympy "
+                   "expression)"),
+}
+
 
 
 # code: (en, zh, hidden_en, hidden_zh); hidden None = never shown on hidden checks
@@ -91,8 +115,9 @@ TEMPLATES = {
     "ragged": ("the answer is not a rectangular array of numbers",
                "答案不是一个规整的数值数组", "the answer is not a rectangular array of numbers",
                "答案不是一个规整的数值数组"),
-    "got-type": ("returned a {got_type}, expected a {want}", "返回了 {got_type}，应为 {want}",
-                 "returned a {got_type}, expected a {want}", "返回了 {got_type}，应为 {want}"),
+    "got-type": ("returned a {got_type}, expected {want}", "返回了 {got_type}，应为 {want}",
+                 "returned a value of another type, expected {want}",
+                 "返回值的类型不对，应为 {want}"),
     "got-int-for-shape": ("returned the single number {got} where a shape (a tuple of whole "
                           "numbers) is expected", "返回了单个数 {got}，这里需要形状（整数元组）",
                           "returned a single number where a shape (a tuple) is expected",
@@ -106,8 +131,7 @@ TEMPLATES = {
                              "number", "返回了非整数，应为整数"),
     "not-an-option": ("{got} is not one of the choices {options}",
                       "{got} 不是可选项 {options} 之一",
-                      "{got} is not one of the choices {options}",
-                      "{got} 不是可选项 {options} 之一"),
+                      "the answer is not one of the choices", "答案不是可选项之一"),
     "got-text-for-set": ("returned the text {got}; return a set or list of choices",
                          "返回了文本 {got}；应返回选项的集合或列表",
                          "returned text; return a set or list of choices",
@@ -115,46 +139,59 @@ TEMPLATES = {
     "set": ("missing {missing}; should not include {extra}", "缺少 {missing}；不应包含 {extra}",
             None, None),
     "bad-bytes": ("the answer is not a byte quantity: {problem}", "答案不是字节数：{problem}",
-                  "the answer is not a byte quantity: {problem}", "答案不是字节数：{problem}"),
+                  "the answer is not a byte quantity", "答案不是字节数"),
     "bytes": ("expected {want_bytes}, not {got_bytes}", "应为 {want_bytes}，而不是 {got_bytes}",
               None, None),
     "keys": ("the keys differ: missing {missing}, unexpected {extra}",
              "键不一致：缺少 {missing}，多出 {extra}",
-             "the keys differ: missing {missing}, unexpected {extra}",
-             "键不一致：缺少 {missing}，多出 {extra}"),
-    "at-key": ("at key {key}: {inner}", "键 {key}：{inner}", "at key {key}: {inner}",
-               "键 {key}：{inner}"),
+             "the dict does not have the expected keys", "字典的键与期望的不一致"),
+    "at-key": ("at key {key}: {inner}", "键 {key}：{inner}", "a value in the dict is wrong",
+               "字典里有一个值不对"),
     "formula-is-number": ("returned the number {got} where a formula in the inputs is expected",
                           "返回了数 {got}，这里需要一个关于输入的公式",
                           "returned a number where a formula is expected",
                           "返回了数，这里需要公式"),
     "formula-foreign-symbols": ("the formula uses {symbols}, which are not inputs",
                                 "公式用到了 {symbols}，它们不是输入",
-                                "the formula uses {symbols}, which are not inputs",
-                                "公式用到了 {symbols}，它们不是输入"),
+                                "the formula uses symbols that are not inputs",
+                                "公式用到了不是输入的符号"),
     "formula-unverifiable": ("the formula could not be evaluated, so it is not accepted",
                              "公式无法求值，因此不予通过",
                              "the formula could not be evaluated, so it is not accepted",
                              "公式无法求值，因此不予通过"),
+    "formula-nonfinite": ("the formula contains NaN or infinity, so it is not accepted",
+                          "公式里含有 NaN 或无穷大，因此不予通过", "same", "same"),
     "formula-differs": ("the formula differs from the expected one: at {point} it gives {got}, "
                         "expected {expected}", "公式与参考不一致：在 {point} 处得到 {got}，应为 {expected}",
                         None, None),
+    "unjudgeable": ("the answer could not be read as a number or value of the kind asked for",
+                    "答案无法按所需的类型（数或值）读取", "same", "same"),
+    "needs-value-checks": ("this property counts once {functions} also passes its value checks",
+                           "{functions} 通过数值检查之后，这项性质检查才计分", "same", "same"),
+    "judge-timeout": ("checking this answer took longer than {seconds} s, so it is not accepted",
+                      "检查这个答案用时超过 {seconds} 秒，因此不予通过", "same", "same"),
     # outcomes of the call itself
     "not-implemented": ("not implemented yet: {function} still raises NotImplementedError",
                         "还没有实现：{function} 仍然抛出 NotImplementedError", "same", "same"),
     "student-error": ("{function} raised {type}: {message}{where}",
-                      "{function} 抛出了 {type}：{message}{where}", "same", "same"),
+                      "{function} 抛出了 {type}：{message}{where}",
+                      "{function} raised {safe_type}", "{function} 抛出了 {safe_type}"),
     "syntax-error": ("{file} has a syntax error: {message}{where}",
-                     "{file} 有语法错误：{message}{where}", "same", "same"),
+                     "{file} 有语法错误：{message}{where}",
+                     "{file} has a syntax error", "{file} 有语法错误"),
     "import-error": ("importing {file} raised {type}: {message}{where}",
-                     "导入 {file} 时抛出了 {type}：{message}{where}", "same", "same"),
+                     "导入 {file} 时抛出了 {type}：{message}{where}",
+                     "importing {file} raised {safe_type}", "导入 {file} 时抛出了 {safe_type}"),
     "missing-function": ("`{function}` is not defined in {file} — did you rename it?",
                          "{file} 里没有定义 `{function}`——是不是改了名字？", "same", "same"),
     "unsupported": ("{function} returned a {type_name}, expected {want}",
-                    "{function} 返回了 {type_name}，应为 {want}", "same", "same"),
+                    "{function} 返回了 {type_name}，应为 {want}",
+                    "{function} returned a value of a type that cannot be graded, expected {want}",
+                    "{function} 返回值的类型无法评分，应为 {want}"),
     "too-large": ("{function} returned an answer far too large to be right ({size} bytes "
                   "encoded, limit {limit})", "{function} 的返回值大得不可能是对的（编码后 {size} 字节，上限 {limit}）",
-                  "same", "same"),
+                  "{function} returned an answer far too large to be right (limit {limit})",
+                  "{function} 的返回值大得不可能是对的（上限 {limit}）"),
     "timeout": ("{function} took longer than {seconds} s (the time limit)",
                 "{function} 运行超过 {seconds} 秒（时间上限）", "same", "same"),
     "import-timeout": ("importing {file} took longer than {seconds} s (the time limit)",
@@ -163,14 +200,16 @@ TEMPLATES = {
                "内存用量超过 {limit}（内存上限）", "same", "same"),
     "cpu": ("used more than {seconds} s of CPU time (the CPU limit)",
             "CPU 时间超过 {seconds} 秒（CPU 上限）", "same", "same"),
-    "crashed": ("the process crashed ({signal})", "进程崩溃了（{signal}）", "same", "same"),
+    "crashed": ("the process crashed ({signal})", "进程崩溃了（{signal}）",
+                "the process crashed", "进程崩溃了"),
     "exited": ("the process exited (code {code}) before answering; do not call exit() in "
                "graded code", "进程在返回答案前退出了（退出码 {code}）；被评分的代码里不要调用 exit()",
-               "same", "same"),
+               "the process exited before answering; do not call exit() in graded code",
+               "进程在返回答案前退出了；被评分的代码里不要调用 exit()"),
     "missing-file": ("{file} is missing from the submission", "提交里缺少 {file}",
                      "same", "same"),
     "bad-answer": ("the answer could not be read ({detail})", "无法读取答案（{detail}）",
-                   "same", "same"),
+                   "the answer could not be read", "无法读取答案"),
     "skipped": ("not run: {detail}", "未运行：{detail}", "same", "same"),
     "mutated-args": ("{function} modified its input arrays; work on copies instead",
                      "{function} 修改了传入的数组；请在副本上计算", "same", "same"),
@@ -181,7 +220,8 @@ TEMPLATES = {
     "at-submission": ("checked when you submit your work", "提交作业时再检查", "same", "same"),
     "output-dropped": ("your code printed more than {kept} characters in this call; the other "
                        "{dropped} were dropped", "你的代码在这次调用中输出超过 {kept} 个字符，其余 {dropped} 个被丢弃",
-                       "same", "same"),
+                       "your code printed more than {kept} characters in this call; the rest "
+                       "was dropped", "你的代码在这次调用中输出超过 {kept} 个字符，其余被丢弃"),
     "call": ("called {call}", "调用 {call}", None, None),
     "where": (" ({file}, line {line})", "（{file} 第 {line} 行）", "same", "same"),
     "hint": ("hint: {text}", "提示：{text}", "same", "same"),
@@ -199,8 +239,7 @@ def render(msg, lang, hidden=False):
         if alt is None:
             return None
         template = template if alt == "same" else alt
-    values = {k: _render_value(v, lang, hidden, k in VALUE_KEYS)
-              for k, v in msg.values.items()}
+    values = {k: _render_value(k, v, lang, hidden) for k, v in msg.values.items()}
     if "rtol" in msg.values:
         values["rtol_pct"] = _percent(msg.values["rtol"])
     return template.format(**values)
@@ -208,14 +247,33 @@ def render(msg, lang, hidden=False):
 
 VALUE_KEYS = {"expected", "got", "options", "missing", "extra", "key", "point", "shape",
               "index", "error", "atol"}
+MAX_SHOWN = 300     # characters of any one value quoted in feedback
 
 
-def _render_value(value, lang, hidden, is_value):
+def _render_value(key, value, lang, hidden):
+    if key == "want" and isinstance(value, str) and value in KIND_WORDS:
+        return KIND_WORDS[value].get(lang)
     if isinstance(value, Msg):
         return render(value, lang, hidden) or ""
     if isinstance(value, Text):
         return value.get(lang)
-    return str(value) if isinstance(value, str) and not is_value else fmt(value)
+    text = str(value) if isinstance(value, str) and key not in VALUE_KEYS else fmt(value)
+    return printable(text)
+
+
+def printable(text, limit=MAX_SHOWN):
+    """``text`` safe for a terminal, a JSON file and a CSV: control and format
+    characters and lone surrogates escaped, at most ``limit`` characters."""
+    out = []
+    for ch in text[:limit + 1]:
+        category = unicodedata.category(ch)
+        if category in ("Cc", "Cf", "Cs", "Zl", "Zp", "Co", "Cn"):
+            out.append(ch.encode("unicode_escape", "backslashreplace").decode("ascii")
+                       if category != "Cs" else f"\\u{ord(ch):04x}")
+        else:
+            out.append(ch)
+    shown = "".join(out)
+    return shown if len(text) <= limit else shown[:limit] + "…"
 
 
 def _percent(rtol):
@@ -224,6 +282,8 @@ def _percent(rtol):
 
 def fmt(value):
     """A short, readable rendering of an answer or expected value."""
+    if isinstance(value, Shown):
+        return str(value)
     if isinstance(value, bool) or value is None:
         return str(value)
     if isinstance(value, float):
@@ -236,18 +296,29 @@ def fmt(value):
         text = np.array2string(value, precision=4, suppress_small=True, separator=", ")
         return " ".join(text.split())
     if isinstance(value, tuple):
-        inner = ", ".join(fmt(v) for v in value)
+        inner = _items(value)
         return f"({inner},)" if len(value) == 1 else f"({inner})"
     if isinstance(value, list):
-        return "[" + ", ".join(fmt(v) for v in value) + "]"
+        return "[" + _items(value) + "]"
     if isinstance(value, (set, frozenset)):
-        return "{" + ", ".join(sorted(fmt(v) for v in value)) + "}"
+        return "{" + _items(sorted(value, key=str)) + "}"
     if isinstance(value, dict):
-        return "{" + ", ".join(f"{fmt(k)}: {fmt(v)}" for k, v in value.items()) + "}"
+        return "{" + _items(value.items(), pairs=True) + "}"
     if isinstance(value, str):
-        return repr(value)
+        return repr(value[:MAX_SHOWN] + "…") if len(value) > MAX_SHOWN else repr(value)
     text = str(value)
     return text if len(text) <= 200 else text[:197] + "..."
+
+
+def _items(items, pairs=False, most=12):
+    """Comma-separated items, the first ``most`` of them (long answers are cut)."""
+    shown = []
+    for i, item in enumerate(items):
+        if i == most:
+            shown.append("…")
+            break
+        shown.append(f"{fmt(item[0])}: {fmt(item[1])}" if pairs else fmt(item))
+    return ", ".join(shown)
 
 
 def _float(x):

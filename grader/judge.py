@@ -4,30 +4,19 @@ Failed calls become feedback lines; answers are compared on the trusted side;
 a failed answer is matched against the exercise's known wrong answers.
 """
 
+import builtins
 import math
 
+from . import bounded
 from . import compare as cmp
-from .feedback import Msg
-from .results import CheckResult, misconception_line
+from .feedback import KIND_WORDS, Msg
+from .results import CheckResult, misconception_line, outcome_from_plain, outcome_to_plain
 from .spec import Text
 from .units import UnitError, parse_bytes
 
 
-WANTED = {
-    "number": Text("一个数", "a number"),
-    "array": Text("一个数值数组", "an array of numbers"),
-    "shape": Text("一个整数元组", "a tuple of ints"),
-    "exact": Text("一个普通的值", "a plain value"),
-    "choice": Text("一个选项（字符串）", "a choice (a string)"),
-    "set": Text("选项的集合或列表", "a set or list of choices"),
-    "formula": Text("一个 sympy 表达式", "a sympy expression"),
-    "bytes": Text("整数字节数或 '512 KiB' 这样的字符串",
-                  "an int of bytes or a string such as '512 KiB'"),
-    "dict": Text("一个字典", "a dict"),
-}
-PLAIN_VALUE = Text("一个普通的值（数、字符串、列表、元组、字典、ndarray 或 sympy 表达式）",
-                   "a plain value (number, string, list, tuple, dict, ndarray or sympy "
-                   "expression)")
+WANTED = KIND_WORDS
+PLAIN_VALUE = KIND_WORDS["plain"]
 
 
 def outcome_lines(outcome, function, file, limits, want=PLAIN_VALUE):
@@ -45,7 +34,7 @@ def outcome_lines(outcome, function, file, limits, want=PLAIN_VALUE):
         if kind in ("SyntaxError", "IndentationError", "TabError"):
             return [Msg("syntax-error", file=err.get("file", file),
                         message=err.get("message", ""), where=where)]
-        return [Msg("student-error", function=function, type=kind,
+        return [Msg("student-error", function=function, type=kind, safe_type=safe_type(kind),
                     message=err.get("message", ""), where=where)]
     if status == "missing":
         return [Msg("missing-function", function=function, file=file)]
@@ -73,9 +62,23 @@ def load_lines(outcome, file, limits):
             "SyntaxError", "IndentationError", "TabError", "MemoryError"):
         err = outcome.error
         where = Msg("where", file=err["file"], line=err["line"]) if err.get("line") else ""
-        return [Msg("import-error", file=file, type=err.get("type", "Exception"),
+        kind = err.get("type", "Exception")
+        return [Msg("import-error", file=file, type=kind, safe_type=safe_type(kind),
                     message=err.get("message", ""), where=where)]
     return outcome_lines(outcome, "import", file, limits)
+
+
+BUILTIN_EXCEPTIONS = frozenset(
+    name for name, value in vars(builtins).items()
+    if isinstance(value, type) and issubclass(value, BaseException))
+
+
+def safe_type(name):
+    """An exception's type name fit for a hidden check: a student's own class name
+    could spell out the hidden inputs, so only Python's built-in names are kept."""
+    if name in BUILTIN_EXCEPTIONS:
+        return name
+    return Text("一个异常", "an exception")
 
 
 def _crash_line(detail, limits):
@@ -107,10 +110,56 @@ def pick(value, key):
                                 want=f"tuple or dict with item {key!r}"))
 
 
+def judge_bounded(jobs, budget):
+    """(index, CheckResult) for each ``judge`` argument tuple in ``jobs``, in order.
+
+    The judging runs in a fork (see ``bounded``); a check whose judging
+    overruns ``budget`` seconds, or kills the fork, fails on its own and the
+    rest are judged in a new fork.
+    """
+    if not bounded.can_fork():
+        yield from ((i, judge_safely(*job)) for i, job in enumerate(jobs))
+        return
+    start = 0
+    while start < len(jobs):
+        def work(channel, first=start):
+            for i in range(first, len(jobs)):
+                channel.emit({"i": i, "result": outcome_to_plain(judge_safely(*jobs[i]))})
+
+        try:
+            for event in bounded.events(work, budget):
+                index = event.get("i")
+                if type(index) is not int or not start <= index < len(jobs):
+                    raise bounded.Overrun("unreadable event")
+                yield index, outcome_from_plain(event.get("result", {}), **_base(*jobs[index][:2]))
+                start = index + 1
+        except bounded.Overrun as exc:
+            check, exercise = jobs[start][:2]
+            reason = Msg("judge-timeout", seconds=budget) if exc.why == "timeout" else \
+                Msg("unjudgeable")
+            yield start, CheckResult(passed=False, lines=(reason,), answered=True,
+                                     **_base(check, exercise))
+            start += 1
+
+
+def judge_safely(check, exercise, outcome, expected, wrong_answers):
+    """``judge``, where any failure to read the answer fails only this check."""
+    try:
+        return judge(check, exercise, outcome, expected, wrong_answers)
+    except Exception:   # an answer no comparator could digest: it is still not right
+        return CheckResult(passed=False, lines=(Msg("unjudgeable"),), answered=True,
+                           **_base(check, exercise))
+
+
+def _base(check, exercise):
+    return dict(exercise=exercise.id, file=exercise.file, check=check.id,
+                visibility=check.visibility, max_score=0.0, description=check.description,
+                function=check.function)
+
+
 def judge(check, exercise, outcome, expected, wrong_answers):
     """The result of one YAML check. ``wrong_answers``: (misconception, value) pairs."""
-    base = dict(exercise=exercise.id, file=exercise.file, check=check.id,
-                visibility=check.visibility, max_score=0.0, description=check.description)
+    base = _base(check, exercise)
     if not outcome.ok:
         lines = outcome_lines(outcome, check.function, exercise.file, exercise.limits,
                               WANTED[check.compare.kind])

@@ -44,9 +44,11 @@ class Reference:
             value = func(*copy.deepcopy(args), **copy.deepcopy(kwargs))
             return wire.decode(wire.encode(value))
         except Exception as exc:
+            where = f" on check {check.id!r}" if check is not None else ""
             raise CourseError(
-                f"the reference {name}() raised {type(exc).__name__}: {exc} on check "
-                f"{check.id!r}", check.source, check.line,
+                f"the reference {name}() raised {type(exc).__name__}: {exc}{where}",
+                check.source if check is not None else self.exercise.solution_path,
+                check.line if check is not None else None,
                 hint="fix the solution or the check's inputs") from None
 
 

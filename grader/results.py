@@ -2,7 +2,8 @@
 
 import dataclasses
 
-from .feedback import Msg
+from .feedback import Msg, Shown, fmt
+from .spec import Text
 
 
 @dataclasses.dataclass(frozen=True)
@@ -21,6 +22,8 @@ class CheckResult:
     answered: bool = False     # the call returned a value (so the inputs are worth showing)
     margin: float | None = None  # share of the tolerance used by a passing answer
     description: object = None  # Text or None
+    uses: tuple = ()           # functions a hidden pytest test called
+    function: str = ""         # the function a YAML check calls
 
     @property
     def score(self):
@@ -73,3 +76,59 @@ class RunResult:
 
 def misconception_line(misconception):
     return Msg("misconception", tag=misconception.tag, text=misconception.message)
+
+
+# ------------------------------------------------------------ crossing a fork
+
+def outcome_to_plain(result):
+    """The parts of a CheckResult that judging decides, as JSON-able data.
+
+    Values that are not plain (arrays, sympy, fractions) travel as the text
+    the report would show, so the parent never rebuilds a student's object.
+    """
+    return {"passed": bool(result.passed), "lines": [_plain(m) for m in result.lines],
+            "tags": [str(t) for t in result.tags], "answered": bool(result.answered),
+            "margin": result.margin if isinstance(result.margin, float) else None}
+
+
+def outcome_from_plain(data, **base):
+    """Rebuild a CheckResult from ``outcome_to_plain`` data and the spec's fields."""
+    margin = data.get("margin")
+    return CheckResult(passed=data.get("passed") is True,
+                       lines=tuple(_unplain(m) for m in data.get("lines", ())),
+                       tags=tuple(t for t in data.get("tags", ()) if type(t) is str),
+                       answered=data.get("answered") is True,
+                       margin=float(margin) if type(margin) in (int, float) else None, **base)
+
+
+def _plain(value):
+    if isinstance(value, Msg):
+        return {"$msg": value.code, "values": {k: _plain(v) for k, v in value.values.items()}}
+    if isinstance(value, Text):
+        return {"$text": [value.zh, value.en]}
+    if isinstance(value, Shown):
+        return {"$shown": str(value)}
+    if value is None or type(value) in (bool, str) or (type(value) is int and abs(value) < 2 ** 53):
+        return value
+    if type(value) is float and value == value and abs(value) != float("inf"):
+        return value
+    if type(value) is tuple:
+        return {"$tuple": [_plain(v) for v in value]}
+    if type(value) is list:
+        return [_plain(v) for v in value]
+    return {"$shown": fmt(value)}
+
+
+def _unplain(value):
+    if isinstance(value, list):
+        return [_unplain(v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    if "$msg" in value:
+        return Msg(str(value["$msg"]), **{str(k): _unplain(v)
+                                          for k, v in value.get("values", {}).items()})
+    if "$text" in value:
+        return Text(*map(str, value["$text"]))
+    if "$tuple" in value:
+        return tuple(_unplain(v) for v in value["$tuple"])
+    return Shown(str(value.get("$shown", "")))

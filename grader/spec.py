@@ -102,6 +102,15 @@ class Exercise:
     def module(self):
         return Path(self.file).stem
 
+    def wrong_targets(self, misconception):
+        """The graded functions a misconception's wrong version stands in for."""
+        if misconception.functions:
+            return misconception.functions
+        if misconception.checks:
+            return tuple(dict.fromkeys(c.function for c in self.checks
+                                       if c.id in misconception.checks))
+        return self.functions
+
 
 @dataclasses.dataclass(frozen=True)
 class ExerciseSet:

@@ -5,6 +5,7 @@ point that cannot be evaluated fails the check (fail safe: an answer is only
 accepted when something showed it equal).
 """
 
+import cmath
 import random
 
 from .compare import NotComparable, Verdict, tolerance_of
@@ -31,6 +32,8 @@ def compare_formula(answer, expected, spec):
 
     got, want = to_expr(answer), to_expr(expected)
     tol = tolerance_of(spec)
+    if got.has(sympy.nan, sympy.zoo, sympy.oo, -sympy.oo):
+        return Verdict(False, Msg("formula-nonfinite"), tol)
     if want.free_symbols and not got.free_symbols:
         return Verdict(False, Msg("formula-is-number", got=got), tol)
     foreign = {s.name for s in got.free_symbols} - {s.name for s in want.free_symbols}
@@ -69,7 +72,9 @@ def _spot_check(got, want, spec, tol):
                 b = complex(want.subs(point).evalf(30))
         except (TimeLimitExceeded, TypeError, ValueError, ArithmeticError, RecursionError):
             return Verdict(False, Msg("formula-unverifiable"), tol)
-        if abs(a - b) > rtol * max(abs(b), 1e-30):
+        if not (cmath.isfinite(a) and cmath.isfinite(b)):
+            return Verdict(False, Msg("formula-unverifiable"), tol)
+        if not abs(a - b) <= rtol * max(abs(b), 1e-30):
             shown = {s.name: int(v) if s.is_integer else round(float(v), 4)
                      for s, v in point.items()}
             return Verdict(False, Msg("formula-differs", point=shown,

@@ -44,6 +44,8 @@ def parse_bytes(value):
         raise UnitError("a bool is not a number of bytes")
     if isinstance(value, (int, Fraction)):
         return Fraction(value)
+    if getattr(value, "is_Rational", False):   # sympy.Integer(2)**25 is exact
+        return Fraction(int(value.p), int(value.q))
     if isinstance(value, float):
         if value != value or value in (float("inf"), float("-inf")):
             raise UnitError("not a finite number")
@@ -53,9 +55,30 @@ def parse_bytes(value):
                         f"got {type(value).__name__}")
     match = _QUANTITY.match(value)
     if not match:
-        raise UnitError(f"cannot read {value!r}; write a number and a unit, e.g. '512 KiB'")
-    number = Fraction(match.group(1).replace(",", "").replace("_", ""))
-    return number * unit_factor(match.group(2) or "B")
+        raise UnitError(f"cannot read {_quote(value)}; write a number and a unit, "
+                        "e.g. '3 MiB'")
+    return _number(match.group(1)) * unit_factor(match.group(2) or "B")
+
+
+def _number(text):
+    """The number in '1,048,576', '1.048.576', '1_048_576' or '0.5' (exactly)."""
+    if len(text) > 40:
+        raise UnitError("the number has too many digits to be a size in bytes")
+    for sep in (".", ","):
+        groups = text.split(sep)
+        if len(groups) > 2 or (sep == "," and len(groups) == 2):
+            if not all(len(g) == 3 for g in groups[1:]) or not groups[0]:
+                raise UnitError(f"cannot read the number {text!r}: separate thousands "
+                                "in groups of three digits")
+            text = "".join(groups)
+    try:
+        return Fraction(text.replace("_", ""))
+    except ValueError:
+        raise UnitError(f"cannot read the number {text!r}") from None
+
+
+def _quote(value):
+    return repr(value) if len(value) <= 60 else repr(value[:57]) + "..."
 
 
 def describe_bytes(n):

@@ -11,6 +11,7 @@ trusted side never unpickles, evals or calls anything the child chose.
 """
 
 import base64
+import decimal
 import json
 import math
 from fractions import Fraction
@@ -57,6 +58,8 @@ def encode(value, _where="answer", _budget=None):
     if kind is complex:
         return {"$t": "complex", "re": _encode_float(value.real),
                 "im": _encode_float(value.imag)}
+    if kind is decimal.Decimal:   # exact as a fraction; NaN and inf as floats
+        return encode(Fraction(value) if value.is_finite() else float(value), _where, budget)
     if kind is Fraction:
         return {"$t": "frac", "n": str(value.numerator), "d": str(value.denominator)}
     if kind is list:
@@ -129,8 +132,17 @@ def _encode_sympy(expr, where, budget):
 
 # ---------------------------------------------------------------- decoding
 
-def decode(data, _budget=None):
+def decode(data):
     """Rebuild a value from plain data; anything unexpected raises WireError."""
+    try:
+        return _decode(data)
+    except WireError:
+        raise
+    except (ArithmeticError, ValueError, TypeError, RecursionError, MemoryError) as exc:
+        raise WireError(f"unreadable data ({type(exc).__name__})") from None
+
+
+def _decode(data, _budget=None):
     budget = _budget if _budget is not None else [MAX_NODES]
     budget[0] -= 1
     if budget[0] < 0:
@@ -140,7 +152,7 @@ def decode(data, _budget=None):
     if type(data) is float:
         return data
     if type(data) is list:
-        return [decode(v, budget) for v in data]
+        return [_decode(v, budget) for v in data]
     if type(data) is not dict:
         raise WireError(f"unexpected JSON value {type(data).__name__}")
     tag = data.get("$t")
@@ -172,29 +184,34 @@ def _decode_float(data, budget):
 
 
 def _decode_complex(data, budget):
-    return complex(_as_float(decode(data.get("re"), budget)),
-                   _as_float(decode(data.get("im"), budget)))
+    return complex(_as_float(_decode(data.get("re"), budget)),
+                   _as_float(_decode(data.get("im"), budget)))
 
 
 def _as_float(value):
     if type(value) not in (int, float):
         raise WireError("complex parts must be numbers")
-    return float(value)
+    try:
+        return float(value)
+    except OverflowError:
+        raise WireError("complex part out of range") from None
 
 
 def _decode_frac(data, budget):
     n, d = _field(data, "n", str), _field(data, "d", str)
     if len(n) > 4000 or len(d) > 4000:
         raise WireError("fraction too long")
+    if d.strip("+-0") == "":
+        raise WireError("fraction with denominator 0")
     return Fraction(int(n), int(d))
 
 
 def _decode_tuple(data, budget):
-    return tuple(decode(v, budget) for v in _field(data, "items", list))
+    return tuple(_decode(v, budget) for v in _field(data, "items", list))
 
 
 def _decode_set(data, budget):
-    items = [decode(v, budget) for v in _field(data, "items", list)]
+    items = [_decode(v, budget) for v in _field(data, "items", list)]
     try:
         return set(items)
     except TypeError:
@@ -206,9 +223,9 @@ def _decode_dict(data, budget):
     for pair in _field(data, "items", list):
         if type(pair) is not list or len(pair) != 2:
             raise WireError("dict items must be pairs")
-        key = decode(pair[0], budget)
+        key = _decode(pair[0], budget)
         try:
-            out[key] = decode(pair[1], budget)
+            out[key] = _decode(pair[1], budget)
         except TypeError:
             raise WireError("dict keys must be hashable") from None
     return out
@@ -302,7 +319,7 @@ def loads(text):
         return decode(json.loads(text))
     except WireError:
         raise
-    except (ValueError, RecursionError, TypeError, OverflowError) as exc:
+    except (ValueError, RecursionError, TypeError, ArithmeticError) as exc:
         raise WireError(f"unreadable data ({type(exc).__name__})") from None
 
 
