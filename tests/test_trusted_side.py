@@ -1,0 +1,208 @@
+"""Answers crafted against the trusted side, graded through the CLI.
+
+Each attack is a student file whose answers are meant to crash, hang or fool
+the grader's own work on them (comparing, simplifying, evaluating, hidden
+pytest assertions, writing the report).  Every one must fail only its own
+checks, inside a bounded time, with a valid report; none may earn a point it
+did not earn honestly, and none may show a hidden input.
+"""
+
+import json
+import re
+import time
+
+import pytest
+
+from conftest import ROOT, SOLUTIONS, checks_of, grade_many, run_cli
+
+LIMITS = ("--time-limit", "2", "--lang", "en")
+SET = "day3"
+
+GROWTH = '''
+import sympy
+def attention_matrix_cells(n):
+    {cells}
+def growth_factor(n_from, n_to):
+    {factor}
+'''
+
+
+def growth(cells="return n * n", factor="return (n_to / n_from) ** 2"):
+    return GROWTH.format(cells=cells, factor=factor)
+
+
+PATCHED_WIRE = '''
+import _attn_grade_wire as wire
+_encode = wire.encode
+def _forged(value, *a, **k):
+    if value == 16.0:
+        return {forged}
+    return _encode(value, *a, **k)
+wire.encode = _forged
+''' + growth()
+
+LAZY_BIG = ("big = sympy.Pow(3, sympy.Integer(10**8), evaluate=False)\n"
+            "    m = sympy.Symbol('n')\n"
+            "    return sympy.Mul(big, m*m, sympy.Pow(big, -1, evaluate=False), evaluate=False)"
+            " if isinstance(n, sympy.Symbol) else n * n")
+NESTED_ABS = ("e = sympy.Integer(16)\n    for _ in range(420):\n"
+              "        e = sympy.Abs(e, evaluate=False)\n    return e")
+
+# name -> (exercise, files, what the grading must show)
+ATTACKS = {
+    "NaN in a formula": ("growth", {"growth": growth(
+        cells="return n * n + sympy.Mul(sympy.nan, n, evaluate=False)")}, "cells-formula"),
+    "a number beyond the float range": ("growth", {"growth": growth(
+        factor="return 10 ** 400")}, "self-test-q4"),
+    "a one-element complex array": ("growth", {"growth": growth(
+        factor="import numpy as np; return np.array([16 + 0j])")}, "self-test-q4"),
+    "Abs nested 420 deep": ("growth", {"growth": growth(factor=NESTED_ABS)}, "self-test-q4"),
+    "a fraction over zero in the answer file": ("growth", {"growth": PATCHED_WIRE.format(
+        forged='{"$t": "frac", "n": "1", "d": "0"}')}, "self-test-q4"),
+    "a complex with a 400-digit part": ("growth", {"growth": PATCHED_WIRE.format(
+        forged='{"$t": "complex", "re": int("9" * 400), "im": 0}')}, "self-test-q4"),
+    "a lone surrogate in an exception": ("growth", {"growth": growth(
+        factor='raise ValueError("bad \\ud800 value")')}, "self-test-q4"),
+    "a 5000-digit byte count": ("kv_cache", {"kv_cache": None}, "llama3-by-hand"),
+    "a formula that costs 3**(10**8)": ("growth", {"growth": growth(cells=LAZY_BIG)},
+                                        "cells-formula"),
+}
+
+
+def _kv_cache_with(body_by_hand):
+    source = (SOLUTIONS / SET / "kv_cache.py").read_text()
+    return source + f"\n\ndef llama3_8b_kv_per_token():\n    return {body_by_hand}\n"
+
+
+@pytest.fixture(scope="module")
+def attack_runs(tmp_path_factory):
+    """Grade every attack once (three at a time); (document, seconds) by name."""
+    import shutil
+
+    jobs, names = [], []
+    for name, (exercise, files, _) in ATTACKS.items():
+        folder = tmp_path_factory.mktemp("attack")
+        shutil.copytree(ROOT / "exercises" / SET, folder, dirs_exist_ok=True)
+        for stub in (ROOT / "exercises" / SET).glob("*.py"):
+            shutil.copy(SOLUTIONS / SET / stub.name, folder / stub.name)
+        for module, text in files.items():
+            text = text if text is not None else _kv_cache_with('"9" * 5000')
+            (folder / f"{module}.py").write_text(text, encoding="utf-8")
+        jobs.append([SET, "--submission", folder, "--json", "--exercise", exercise, *LIMITS])
+        names.append(name)
+    runs = {}
+    for name, (proc, seconds) in zip(names, grade_many(jobs)):
+        assert proc.returncode in (0, 1), f"{name}: exit {proc.returncode}\n{proc.stderr}"
+        runs[name] = (json.loads(proc.stdout), seconds)
+    return runs
+
+
+@pytest.mark.parametrize("name", ATTACKS)
+def test_an_answer_against_the_trusted_side_fails_only_its_checks(attack_runs, name):
+    exercise, _, attacked = ATTACKS[name]
+    doc, seconds = attack_runs[name]
+    assert seconds < 40, f"{name} held the grader {seconds:.0f} s"
+    tests = {t["extra_data"]["check"]: t for t in checks_of(doc, exercise)}
+    assert tests[attacked]["status"] == "failed", tests[attacked]["output"]
+    others = [t for c, t in tests.items() if c != attacked and t["extra_data"]["kind"] == "case"
+              and not c.startswith(attacked.split("-")[0])]
+    assert others and all(t["status"] == "passed" for t in others), \
+        [(t["name"], t["output"]) for t in others if t["status"] != "passed"]
+    json.dumps(doc, ensure_ascii=False).encode("utf-8")   # writable as UTF-8
+
+
+def test_an_overrun_says_the_check_took_too_long(attack_runs):
+    doc, _ = attack_runs["a formula that costs 3**(10**8)"]
+    test = next(t for t in doc["tests"] if t["extra_data"]["check"] == "cells-formula")
+    assert "took longer than 4 s" in test["output"]
+
+
+def test_nan_formula_is_named(attack_runs):
+    doc, _ = attack_runs["NaN in a formula"]
+    test = next(t for t in doc["tests"] if t["extra_data"]["check"] == "cells-formula")
+    assert "NaN or infinity" in test["output"]
+
+
+def test_lone_surrogate_is_escaped_in_the_report(attack_runs):
+    doc, _ = attack_runs["a lone surrogate in an exception"]
+    test = next(t for t in doc["tests"] if t["extra_data"]["check"] == "self-test-q4")
+    assert "\\ud800" in test["output"]
+
+
+def _submission(tmp_path, **files):
+    import shutil
+
+    folder = tmp_path / "submission"
+    shutil.copytree(ROOT / "exercises" / SET, folder)
+    for stub in (ROOT / "exercises" / SET).glob("*.py"):
+        shutil.copy(SOLUTIONS / SET / stub.name, folder / stub.name)
+    for module, text in files.items():
+        (folder / f"{module}.py").write_text(text, encoding="utf-8")
+    return folder
+
+
+def test_honest_european_thousands_separators_are_read(tmp_path):
+    folder = _submission(tmp_path, kv_cache=_kv_cache_with('"1.048.576 B"').replace(
+        "def llama3_8b", "def llama2_7b_kv_per_token():\n    return '524.288 B'\n\n"
+        "def llama3_8b").replace("return \"1.048.576 B\"", "return '131.072 B'"))
+    proc = run_cli(SET, "--submission", folder, "--json", "--exercise", "kv_cache", *LIMITS)
+    doc = json.loads(proc.stdout)
+    by_hand = {t["extra_data"]["check"]: t["status"] for t in doc["tests"]}
+    assert by_hand["llama2-by-hand"] == "passed" and by_hand["llama3-by-hand"] == "passed"
+
+
+HOSTILE_MESSAGES = '''
+import numpy as np
+class Evil(Exception):
+    pass
+Evil.__name__ = "Evil\\x1b[2J\\x1b[H"
+def softmax(logits, T=1.0):
+    raise ValueError("\\x1b[2J\\x1b[Hattn-grade day3\\r\\n93 / 93 points\\n" + repr(np.asarray(logits).tolist()))
+def greedy(logits):
+    raise Evil("\\r\\x1b[1A93 / 93 points")
+'''
+
+
+def test_control_characters_from_the_student_are_escaped_and_hidden_inputs_unshown(tmp_path):
+    folder = _submission(tmp_path, temperature=HOSTILE_MESSAGES)
+    proc = run_cli(SET, "--submission", folder, "--exercise", "temperature", *LIMITS)
+    assert "\x1b" not in proc.stdout and "\r" not in proc.stdout
+    assert not any(line.startswith("93 / 93") for line in proc.stdout.splitlines())
+    doc = json.loads(run_cli(SET, "--submission", folder, "--json", "--exercise",
+                             "temperature", *LIMITS).stdout)
+    for test in doc["tests"]:
+        if test["visibility"] != "visible":
+            assert "93 / 93" not in test["output"], test["output"]
+            assert not re.search(r"\d\.\d", test["output"]), test["output"]
+            assert "Evil" not in test["output"]
+
+
+def test_printed_output_counts_do_not_leak_from_hidden_checks(tmp_path):
+    folder = _submission(tmp_path, temperature='''
+import numpy as np
+def softmax(logits, T=1.0):
+    print("x" * (5000 + int(abs(float(np.sum(logits))) * 1000)))
+    raise ValueError("no")
+def greedy(logits):
+    raise ValueError("no")
+''')
+    doc = json.loads(run_cli(SET, "--submission", folder, "--json", "--exercise",
+                             "temperature", "--output-limit", "4KiB", *LIMITS).stdout)
+    hidden = [t for t in doc["tests"] if t["visibility"] != "visible"]
+    assert hidden and all("were dropped" not in t["output"] for t in hidden)
+    assert any("the rest was dropped" in t["output"] for t in hidden)
+
+
+def test_a_huge_answer_string_makes_a_small_report(tmp_path):
+    folder = _submission(tmp_path, temperature='''
+def softmax(logits, T=1.0):
+    return "x" * 15_000_000
+def greedy(logits):
+    return "y" * 15_000_000
+''')
+    out = tmp_path / "results.json"
+    start = time.monotonic()
+    run_cli(SET, "--submission", folder, "--json", "--exercise", "temperature",
+            "--output", out, *LIMITS)
+    assert out.stat().st_size < 200_000
+    assert time.monotonic() - start < 60
