@@ -294,7 +294,10 @@ def schema():
               help="Folder for gradebook.csv and results/STUDENT.json.")
 @click.option("--jobs", "-j", type=click.IntRange(1), default=os.cpu_count() or 1,
               show_default=True, help="Submissions graded at once.")
-@click.option("--force", is_flag=True, help="Grade again students that already have results.")
+@click.option("--force", is_flag=True,
+              help="Grade every student again, even those whose files did not change.")
+@click.option("--exercise", "exercises", multiple=True, metavar="ID",
+              help="Grade only this exercise (repeatable).")
 @click.option("--course", "course_dir", type=click.Path(exists=True, file_okay=False),
               help="Course folder (default: found from the current folder up).")
 @click.option("--lang", type=click.Choice(["zh", "en"]), default=None,
@@ -303,12 +306,13 @@ def schema():
               help="How student code is isolated (default: the strongest available).")
 @click.option("--time-limit", type=float, help="Seconds of wall time per call.")
 @click.option("--memory-limit", type=SizeType(), help="Memory per student process.")
-def grade_all_command(set_id, submissions, out_dir, jobs, force, course_dir, lang, isolation,
-                      time_limit, memory_limit):
+def grade_all_command(set_id, submissions, out_dir, jobs, force, exercises, course_dir, lang,
+                      isolation, time_limit, memory_limit):
     """Grade a class: one sub-folder or .zip per student in SUBMISSIONS.
 
     Writes results/STUDENT.json (Gradescope format) and gradebook.csv (student,
-    total, per-exercise scores). A re-run skips students already graded.
+    total, per-exercise scores). A re-run grades only students whose stub files
+    changed.
     """
     from .gradebook import grade_all
 
@@ -316,16 +320,22 @@ def grade_all_command(set_id, submissions, out_dir, jobs, force, course_dir, lan
     extra += ["--isolation", isolation] if isolation else []
     extra += ["--time-limit", time_limit] if time_limit else []
     extra += ["--memory-limit", memory_limit] if memory_limit else []
+    for ex_id in exercises:
+        extra += ["--exercise", ex_id]
     try:
         course = _course(course_dir)
-        spec_loader.load_set(course, set_id)
+        exercise_set = spec_loader.load_set(course, set_id)
+        _check_exercise_ids(exercise_set, exercises)
         with _progress(submissions) as tick:
-            rows = grade_all(course, set_id, submissions, out_dir, jobs, extra, force, tick)
+            rows = grade_all(course, exercise_set, submissions, out_dir, jobs, extra, force,
+                             tick, set(exercises))
     except CourseError as exc:
         _fail(exc)
-    errors = sum(1 for r in rows if r["status"] != "graded")
+    problems = {status: sum(1 for r in rows if r["status"] == status)
+                for status in ("error", "empty")}
     click.echo(f"graded {len(rows)} submission(s) into {Path(out_dir) / 'gradebook.csv'}"
-               + (f"; {errors} could not be graded" if errors else ""))
+               + (f"; {problems['error']} could not be graded" if problems["error"] else "")
+               + (f"; {problems['empty']} empty" if problems["empty"] else ""))
 
 
 def _progress(submissions):

@@ -120,3 +120,123 @@ def test_stub_files_are_found_by_name_and_links_are_not_followed(tmp_path):
     (upload / "attention.py").write_text("again\n")
     with pytest.raises(SubmissionError, match="attention.py and work/attention.py"):
         find_stub_files(upload, names)
+
+
+# ------------------------------------------------------------ grade-all
+
+def _solved(folder, *modules):
+    """A student folder: the day3 stubs, ``modules`` replaced by the reference."""
+    _stubs(folder)
+    for module in modules:
+        shutil.copy(SOLUTIONS / "day3" / f"{module}.py", folder / f"{module}.py")
+    return folder
+
+
+def _zip(path, files):
+    with zipfile.ZipFile(path, "w") as archive:
+        for name, text in files.items():
+            archive.writestr(name, text)
+
+
+def _grade_all(submissions, out, *extra, cwd=ROOT, argv=None, env=None):
+    args = ["grade-all", "day3", submissions, "-o", out, "--course", ROOT, "--jobs", "2",
+            *extra]
+    if argv is None:
+        proc = run_cli(*args, cwd=cwd, timeout=300)
+    else:
+        proc = subprocess.run([*argv, *map(str, args)], cwd=cwd, capture_output=True,
+                              text=True, timeout=300, env=env)
+    assert proc.returncode == 0, proc.stderr
+    text = (out / "gradebook.csv").read_text()
+    return {r["student"]: r for r in csv.DictReader(io.StringIO(text))}, text
+
+
+def _doc(out, name):
+    return json.loads((out / "results" / f"{name}.json").read_text())
+
+
+def test_dot_zip_names_are_refused_and_unpack_nowhere(tmp_path):
+    submissions, out, scratch = tmp_path / "class", tmp_path / "out", tmp_path / "tmp"
+    submissions.mkdir()
+    scratch.mkdir()
+    solved = {"temperature.py": (SOLUTIONS / "day3" / "temperature.py").read_text()}
+    for name in ("..zip", "...zip", ".zip"):
+        _zip(submissions / name, solved)
+    _solved(submissions / "ada", "temperature")
+    rows, _ = _grade_all(submissions, out, "--exercise", "temperature",
+                         env={**os.environ, "TMPDIR": str(scratch)},
+                         argv=[sys.executable, "-m", "grader"])
+    assert set(rows) == {"ada", "..zip", "...zip", ".zip"}
+    assert float(rows["ada"]["score"]) == 10.0 and rows["ada"]["status"] == "graded"
+    for name in ("..zip", "...zip", ".zip"):
+        assert rows[name]["status"] == "error" and float(rows[name]["score"]) == 0
+        assert float(rows[name]["max_score"]) == 10.0
+    assert not list(scratch.iterdir()), "a zip unpacked outside its own folder"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["class", "out", "tmp"]
+    assert sorted(p.name for p in submissions.iterdir()) == ["...zip", "..zip", ".zip", "ada"]
+    files = [p.name for p in (out / "results").iterdir()]
+    assert len(files) == 4 and not any(name.startswith(".") for name in files)
+    messages = [json.loads((out / "results" / f).read_text())["output"] for f in files]
+    assert sum("rename it" in m for m in messages) == 3
+
+
+def test_a_folder_and_a_zip_of_one_name_are_an_error_row_naming_both(tmp_path):
+    submissions, out = tmp_path / "class", tmp_path / "out"
+    _solved(submissions / "alice", "temperature")
+    _zip(submissions / "alice.zip", {"temperature.py": "def softmax(x, T=1.0):\n    pass\n"})
+    (submissions / "Bob").mkdir()
+    (submissions / "bob").mkdir()
+    rows, _ = _grade_all(submissions, out, "--exercise", "temperature")
+    assert set(rows) == {"alice", "Bob"}
+    for student in ("alice", "Bob"):
+        assert rows[student]["status"] == "error" and float(rows[student]["score"]) == 0
+    message = _doc(out, "alice")["output"]
+    assert "'alice/'" in message and "'alice.zip'" in message
+    assert "'Bob/'" in _doc(out, "Bob")["output"] and "'bob/'" in _doc(out, "Bob")["output"]
+
+
+def test_student_ids_cannot_be_spreadsheet_formulas(tmp_path):
+    submissions, out = tmp_path / "class", tmp_path / "out"
+    names = ['=HYPERLINK("evil.example","grades")', "+1", "-2", "@SUM(A1)"]
+    for name in names:
+        (submissions / name).mkdir(parents=True)
+    rows, text = _grade_all(submissions, out)
+    assert set(rows) == {"'" + name for name in names}
+    for line in text.splitlines()[1:]:
+        assert line.startswith(("'", "\"'")), line
+    assert all(row["status"] == "empty" for row in rows.values())
+
+
+def test_a_resubmission_is_graded_again_and_an_unchanged_one_is_not(tmp_path):
+    submissions, out = tmp_path / "class", tmp_path / "out"
+    ada = _solved(submissions / "ada")
+    rows, _ = _grade_all(submissions, out, "--exercise", "temperature")
+    assert float(rows["ada"]["score"]) == 0
+    first = _doc(out, "ada")["extra_data"].get("submission_hash")
+    shutil.copy(SOLUTIONS / "day3" / "temperature.py", ada / "temperature.py")
+    rows, _ = _grade_all(submissions, out, "--exercise", "temperature")
+    assert float(rows["ada"]["score"]) == 10.0
+    assert first and _doc(out, "ada")["extra_data"]["submission_hash"] != first
+    stamp = (out / "results" / "ada.json").stat().st_mtime_ns
+    (ada / "notes.txt").write_text("not graded, not a change\n")
+    _grade_all(submissions, out, "--exercise", "temperature")
+    assert (out / "results" / "ada.json").stat().st_mtime_ns == stamp
+
+
+def test_empty_corrupt_and_ambiguous_submissions_keep_the_sets_max_score(tmp_path):
+    submissions, out = tmp_path / "class", tmp_path / "out"
+    (submissions / "empty-folder").mkdir(parents=True)
+    (submissions / "empty-folder" / "notes.txt").write_text("I will do it later\n")
+    _zip(submissions / "empty-zip.zip", {"readme.md": "nothing"})
+    (submissions / "corrupt.zip").write_bytes(b"PK\x03\x04 not really a zip")
+    _zip(submissions / "twice.zip", {"a/growth.py": "x = 1\n", "b/growth.py": "x = 2\n"})
+    rows, _ = _grade_all(submissions, out)
+    expected = {"empty-folder": "empty", "empty-zip": "empty", "corrupt": "error",
+                "twice": "error"}
+    assert {s: r["status"] for s, r in rows.items()} == expected
+    for student, row in rows.items():
+        doc = _doc(out, student)
+        assert float(row["score"]) == doc["score"] == 0
+        assert float(row["max_score"]) == doc["max_score"] == DAY3_MAX
+    assert "a/growth.py and b/growth.py" in _doc(out, "twice")["output"]
+    assert "cannot unpack" in _doc(out, "corrupt")["output"]
