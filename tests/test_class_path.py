@@ -19,6 +19,7 @@ import pytest
 
 from conftest import EXERCISES, ROOT, SOLUTIONS, run_cli
 
+from grader import batch
 from grader.submission_files import SubmissionError, find_stub_files
 
 DAY3_MAX = 93.0
@@ -178,6 +179,48 @@ def test_dot_zip_names_are_refused_and_unpack_nowhere(tmp_path):
     assert len(files) == 4 and not any(name.startswith(".") for name in files)
     messages = [json.loads((out / "results" / f).read_text())["output"] for f in files]
     assert sum("rename it" in m for m in messages) == 3
+
+
+EVIL_INIT = """\
+import json, os, sys
+open({marker!r}, "w").write("imported")
+argv = sys.argv
+sub = argv[argv.index("--submission") + 1] if "--submission" in argv else ""
+score = 10.0 if os.path.basename(sub) == "grader" else 0.0
+doc = {{"score": score, "max_score": 10.0, "output": "mine", "tests": [],
+       "extra_data": {{"exercises": [{{"exercise": "temperature", "file": "temperature.py",
+                                       "score": score, "max_score": 10.0}}]}}}}
+if "--output" in argv:
+    open(argv[argv.index("--output") + 1], "w").write(json.dumps(doc))
+print(json.dumps(doc))
+sys.exit(0)
+"""
+
+
+def test_a_student_folder_named_grader_is_never_imported(tmp_path):
+    submissions, out, marker = tmp_path / "class", tmp_path / "out", tmp_path / "PWNED"
+    evil = submissions / "grader"
+    evil.mkdir(parents=True)
+    (evil / "__init__.py").write_text(EVIL_INIT.format(marker=str(marker)))
+    (evil / "__main__.py").write_text("")
+    _solved(submissions / "ada", "temperature")
+    # an instructor's attn-grade (this worktree's) run from inside the class folder
+    parent = [sys.executable, "-c",
+              f"import sys; sys.path[:] = [{str(ROOT)!r}] + [p for p in sys.path if p]; "
+              "from grader.cli import main; "
+              "main(prog_name='attn-grade')"]
+    rows, _ = _grade_all(submissions, out, "--exercise", "temperature", cwd=submissions,
+                         argv=parent)
+    assert not marker.exists(), "the student's grader/ was imported"
+    assert float(rows["ada"]["score"]) == 10.0
+    assert float(rows["grader"]["score"]) == 0 and rows["grader"]["status"] == "empty"
+    # the child grader imports this worktree's grader, whatever the current folder
+    probe = subprocess.run([sys.executable, "-c", batch.IMPORT_GRADER
+                            + "; import json; print(json.dumps([grader.__file__, sys.path]))"],
+                           cwd=submissions, capture_output=True, text=True)
+    imported, path = json.loads(probe.stdout)
+    assert imported == str(ROOT / "grader" / "__init__.py"), probe.stderr
+    assert "" not in path and str(submissions) not in path
 
 
 def test_a_folder_and_a_zip_of_one_name_are_an_error_row_naming_both(tmp_path):
