@@ -90,11 +90,14 @@ def _copy_data(source, into):
 
 def _read_regular(path, name):
     """The bytes of a regular file, opened without following a link, bounded."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
-    with os.fdopen(fd, "rb") as file:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise SubmissionError(f"{name} is not a regular file")
-        data = file.read(MAX_FILE_BYTES + 1)
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        with os.fdopen(os.open(path, flags), "rb") as file:
+            if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
+                raise SubmissionError(f"{name} is not a regular file")
+            data = file.read(MAX_FILE_BYTES + 1)
+    except OSError as exc:
+        raise SubmissionError(f"cannot read {name}: {exc.strerror}") from None
     if len(data) > MAX_FILE_BYTES:
         raise SubmissionError(f"{name} is larger than {MAX_FILE_BYTES // 1024} KiB")
     return data

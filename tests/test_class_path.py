@@ -105,6 +105,17 @@ def test_two_copies_of_a_stub_are_a_clear_failure(autograder_source, tmp_path):
     assert "a/attention.py" in results["output"] and "b/attention.py" in results["output"]
 
 
+def test_an_upload_without_stub_files_scores_zero_of_the_sets_total(autograder_source,
+                                                                    tmp_path):
+    def fill(sub):
+        (sub / "notes.txt").write_text("my answers are on paper\n")
+
+    results = run_autograder(autograder_source, tmp_path / "autograder", fill)
+    assert results["score"] == 0 and results["max_score"] == DAY3_MAX
+    assert "none of the files" in results["output"] and "attention.py" in results["output"]
+    assert results["extra_data"]["status"] == "empty"
+
+
 def test_stub_files_are_found_by_name_and_links_are_not_followed(tmp_path):
     upload = tmp_path / "upload"
     (upload / "work" / "grader").mkdir(parents=True)
