@@ -43,7 +43,7 @@ def find_stub_files(upload, names):
                                   "folders; upload only your edited stub files")
         for name in sorted(wanted.intersection(files)):
             path = Path(folder) / name
-            if not stat.S_ISREG(os.lstat(path).st_mode):
+            if not _is_regular(path):
                 continue
             if name in found:
                 raise SubmissionError(
@@ -52,6 +52,14 @@ def find_stub_files(upload, names):
                     "upload only one")
             found[name] = path
     return found
+
+
+def _is_regular(path):
+    """A regular file itself, not a link to one (a link could point out of the upload)."""
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
 
 
 def _skipped(folder_name):
