@@ -168,7 +168,7 @@ def _prepare(submission, exercise_set, exercises, tmp):
     work = Path(tempfile.mkdtemp(dir=tmp))   # an unguessable name: classmates cannot look in
     work.chmod(0o711)
     upload = submission.paths[0]
-    if upload.suffix.lower() == ".zip":
+    if upload.is_file():
         try:
             unpack(upload, work / "upload")
         except CourseError as exc:
@@ -180,6 +180,8 @@ def _prepare(submission, exercise_set, exercises, tmp):
                                          exercise_set.exercises_dir)
     except submission_files.SubmissionError as exc:
         return not_graded("error", str(exc))
+    finally:
+        shutil.rmtree(work / "upload", ignore_errors=True)   # only the copies are graded
     if not found:
         return not_graded("empty", "no submission: none of the files " + ", ".join(names)
                           + " was found")
