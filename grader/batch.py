@@ -9,21 +9,43 @@ import json
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor, as_completed
+from pathlib import Path
+
+# the folder that holds this grader package (a worktree, a course, site-packages)
+PACKAGE_ROOT = str(Path(__file__).resolve().parent.parent)
+
+# How a child imports the grader: ``-m grader`` would put the current folder
+# first on sys.path, and run from a class folder that imports a student's
+# folder named grader/ (or numpy/, yaml/) on the trusted side. So the child
+# drops the current-folder entry, imports exactly this package, and then
+# takes PACKAGE_ROOT off sys.path again (the package's own modules load
+# through its __path__).
+IMPORT_GRADER = (
+    "import sys; sys.path[:] = [p for p in sys.path if p]; "
+    f"sys.path.insert(0, {PACKAGE_ROOT!r}); import grader.cli; del sys.path[0]")
+
+
+def grader_argv(*args):
+    """argv that runs ``attn-grade ARGS`` with this very grader package."""
+    return [sys.executable, "-c", IMPORT_GRADER + "; grader.cli.main(prog_name='attn-grade')",
+            *map(str, args)]
 
 
 def grade_command(set_id, submission, course, *extra):
-    return [sys.executable, "-m", "grader", set_id, "--course", str(course),
-            "--submission", str(submission), "--json", *map(str, extra)]
+    return grader_argv(set_id, "--course", course, "--submission", submission, "--json",
+                       *extra)
 
 
-def run_many(commands, jobs, on_done=None, timeout=3600):
-    """Run ``commands`` with ``jobs`` at a time; results in order.
+def run_many(commands, jobs, on_done=None, timeout=3600, cwd=None):
+    """Run ``commands`` with ``jobs`` at a time (in the folder ``cwd``); results in order.
 
-    Each result is (exit code, parsed JSON document or None, stderr).
+    Each result is (exit code, parsed JSON document or None, stderr). Give a
+    ``cwd`` the caller trusts: relative entries of PYTHONPATH resolve there.
     """
     def one(argv):
         try:
-            proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+            proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout,
+                                  cwd=cwd)
         except subprocess.TimeoutExpired:
             return None, None, f"grading took longer than {timeout} s"
         try:

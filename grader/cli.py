@@ -7,11 +7,12 @@ error (bad YAML, missing files, unknown set).
 import json
 import os
 import sys
+import tempfile
 from pathlib import Path
 
 import click
 
-from . import report, sandbox, spec_loader
+from . import report, sandbox, spec_loader, submission_files
 from .errors import CourseError, ExitCode
 from .files import write_atomic
 from .limits import parse_size
@@ -105,6 +106,10 @@ def main():
 @click.option("--submission", type=click.Path(exists=True, file_okay=False),
               help="Folder with your versions of the stub files "
                    "(default: exercises/SET/, edited in place).")
+@click.option("--upload", type=click.Path(exists=True, file_okay=False),
+              help="A folder as a student uploaded it, in any layout (stub files, their "
+                   "work folder, a whole release bundle): each stub file is found by name "
+                   "and graded from a private copy.")
 @click.option("--json", "as_json", is_flag=True,
               help="Print a Gradescope results.json document (and nothing else).")
 @click.option("--output", "-o", type=click.Path(dir_okay=False),
@@ -128,33 +133,63 @@ def main():
 @click.option("--hidden-visibility", type=click.Choice(report.GRADESCOPE_VISIBILITY),
               default="hidden", show_default=True,
               help="Gradescope visibility of hidden checks in the JSON.")
-def grade(set_id, submission, as_json, output, lang, exercises, course_dir, isolation,
+def grade(set_id, submission, upload, as_json, output, lang, exercises, course_dir, isolation,
           time_limit, import_time_limit, cpu_limit, memory_limit, output_limit, process_limit,
           hidden_visibility):
     """Grade the exercise set SET."""
     from .grading import grade_set
 
+    if submission and upload:
+        raise click.UsageError("give --submission or --upload, not both")
     lang = lang or default_lang()
+    run = None
     try:
         course = _course(course_dir)
         exercise_set = spec_loader.load_set(course, set_id)
         _check_exercise_ids(exercise_set, exercises)
-        folder = Path(submission) if submission else exercise_set.exercises_dir
-        run = grade_set(exercise_set, folder, isolation or sandbox.strongest_available(),
-                        dict(time=time_limit, import_time=import_time_limit, cpu=cpu_limit,
-                             memory=memory_limit,
-                             output=output_limit, processes=process_limit),
-                        set(exercises) or None)
+        selected = [e for e in exercise_set.exercises if not exercises or e.id in exercises]
+        with tempfile.TemporaryDirectory(prefix="attn-grade-upload-") as tmp:
+            folder, problem = _submission_folder(exercise_set, selected, submission, upload, tmp)
+            if problem is None:
+                run = grade_set(exercise_set, folder, isolation or sandbox.strongest_available(),
+                                dict(time=time_limit, import_time=import_time_limit,
+                                     cpu=cpu_limit, memory=memory_limit,
+                                     output=output_limit, processes=process_limit),
+                                set(exercises) or None)
     except CourseError as exc:
         _fail(exc)
-    document = report.gradescope(run, lang, hidden_visibility)
+    if run is None:
+        document = report.not_graded(exercise_set.id, selected, *problem)
+    else:
+        document = report.gradescope(run, lang, hidden_visibility)
     if output:
         write_atomic(output, json.dumps(document, ensure_ascii=False, indent=2))
     if as_json:
         click.echo(json.dumps(document, ensure_ascii=False, indent=2))
     else:
-        click.echo(report.terminal(run, lang, color=sys.stdout.isatty()))
-    sys.exit(ExitCode.PASSED if run.all_passed else ExitCode.FAILED)
+        click.echo(report.terminal(run, lang, color=sys.stdout.isatty()) if run
+                   else document["output"])
+    sys.exit(ExitCode.PASSED if run and run.all_passed else ExitCode.FAILED)
+
+
+def _submission_folder(exercise_set, selected, submission, upload, tmp):
+    """(folder to grade, None), or (None, (status, message)) for an upload not to grade.
+
+    An upload's stub files are copied into ``tmp`` (see ``submission_files``).
+    """
+    if not upload:
+        return (Path(submission) if submission else exercise_set.exercises_dir), None
+    os.chmod(tmp, 0o711)     # a child running as 'nobody' must reach the copy
+    folder, names = Path(tmp) / "submission", submission_files.stub_names(selected)
+    try:
+        found = submission_files.collect(upload, names, folder,
+                                         exercise_set.exercises_dir)
+    except submission_files.SubmissionError as exc:
+        return None, ("error", f"not graded: {exc}")
+    if not found:
+        return None, ("empty", "not graded: the upload holds none of the files "
+                      + ", ".join(names))
+    return folder, None
 
 
 def _check_exercise_ids(exercise_set, wanted):
@@ -259,7 +294,10 @@ def schema():
               help="Folder for gradebook.csv and results/STUDENT.json.")
 @click.option("--jobs", "-j", type=click.IntRange(1), default=os.cpu_count() or 1,
               show_default=True, help="Submissions graded at once.")
-@click.option("--force", is_flag=True, help="Grade again students that already have results.")
+@click.option("--force", is_flag=True,
+              help="Grade every student again, even those whose files did not change.")
+@click.option("--exercise", "exercises", multiple=True, metavar="ID",
+              help="Grade only this exercise (repeatable).")
 @click.option("--course", "course_dir", type=click.Path(exists=True, file_okay=False),
               help="Course folder (default: found from the current folder up).")
 @click.option("--lang", type=click.Choice(["zh", "en"]), default=None,
@@ -268,12 +306,13 @@ def schema():
               help="How student code is isolated (default: the strongest available).")
 @click.option("--time-limit", type=float, help="Seconds of wall time per call.")
 @click.option("--memory-limit", type=SizeType(), help="Memory per student process.")
-def grade_all_command(set_id, submissions, out_dir, jobs, force, course_dir, lang, isolation,
-                      time_limit, memory_limit):
+def grade_all_command(set_id, submissions, out_dir, jobs, force, exercises, course_dir, lang,
+                      isolation, time_limit, memory_limit):
     """Grade a class: one sub-folder or .zip per student in SUBMISSIONS.
 
     Writes results/STUDENT.json (Gradescope format) and gradebook.csv (student,
-    total, per-exercise scores). A re-run skips students already graded.
+    total, per-exercise scores). A re-run grades only students whose stub files
+    changed.
     """
     from .gradebook import grade_all
 
@@ -281,16 +320,22 @@ def grade_all_command(set_id, submissions, out_dir, jobs, force, course_dir, lan
     extra += ["--isolation", isolation] if isolation else []
     extra += ["--time-limit", time_limit] if time_limit else []
     extra += ["--memory-limit", memory_limit] if memory_limit else []
+    for ex_id in exercises:
+        extra += ["--exercise", ex_id]
     try:
         course = _course(course_dir)
-        spec_loader.load_set(course, set_id)
+        exercise_set = spec_loader.load_set(course, set_id)
+        _check_exercise_ids(exercise_set, exercises)
         with _progress(submissions) as tick:
-            rows = grade_all(course, set_id, submissions, out_dir, jobs, extra, force, tick)
+            rows = grade_all(course, exercise_set, submissions, out_dir, jobs, extra, force,
+                             tick, set(exercises))
     except CourseError as exc:
         _fail(exc)
-    errors = sum(1 for r in rows if r["status"] != "graded")
+    problems = {status: sum(1 for r in rows if r["status"] == status)
+                for status in ("error", "empty")}
     click.echo(f"graded {len(rows)} submission(s) into {Path(out_dir) / 'gradebook.csv'}"
-               + (f"; {errors} could not be graded" if errors else ""))
+               + (f"; {problems['error']} could not be graded" if problems["error"] else "")
+               + (f"; {problems['empty']} empty" if problems["empty"] else ""))
 
 
 def _progress(submissions):

@@ -31,13 +31,11 @@ ROOT="${{AUTOGRADER_ROOT:-/autograder}}"
 PYTHON="${{PYTHON:-/opt/attn-grade/bin/python}}"
 RESULTS="$ROOT/results/results.json"
 mkdir -p "$ROOT/results"
-# the folder of the submission that holds the .py files (students may upload a folder)
-SUBMISSION=$(find "$ROOT/submission" -name '*.py' -printf '%d %h\\n' 2>/dev/null \\
-             | sort -n | head -n 1 | cut -d' ' -f2-)
-SUBMISSION="${{SUBMISSION:-$ROOT/submission}}"
+# --upload: the grader finds each stub file by name anywhere in the upload (the files
+# alone, a folder, a whole release bundle) and grades a private copy of them
 cd "$ROOT/source/course"
 PYTHONPATH="$ROOT/source/course" "$PYTHON" -m grader {set_id} --course "$ROOT/source/course" \\
-  --submission "$SUBMISSION" --json --output "$RESULTS" --lang {lang} \\
+  --upload "$ROOT/submission" --json --output "$RESULTS" --lang {lang} \\
   --hidden-visibility {hidden_visibility} > /dev/null 2> "$ROOT/results/grader.log"
 status=$?
 if [ "$status" -gt 1 ] || [ ! -s "$RESULTS" ]; then

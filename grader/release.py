@@ -20,6 +20,7 @@ from . import yaml_source
 from .compare import same_value
 from .errors import CourseError
 from .references import Reference
+from .submission_files import stub_names
 
 BUNDLE_FILES = ("pyproject.toml",)
 
@@ -36,7 +37,8 @@ def make_release(course, exercise_set, out):
                     ignore=shutil.ignore_patterns("__pycache__"))
     for name in BUNDLE_FILES:
         shutil.copy(course.root / name, out / name)
-    (out / "README.md").write_text(STUDENT_README.format(set_id=exercise_set.id),
+    files = ", ".join(f"`{name}`" for name in stub_names(exercise_set.exercises))
+    (out / "README.md").write_text(STUDENT_README.format(set_id=exercise_set.id, files=files),
                                    encoding="utf-8")
     manifest = yaml_source.load(exercise_set.exercises_dir / "set.yaml")
     _dump(target / "set.yaml", {**_plain(manifest), "released": True})
@@ -158,4 +160,11 @@ Fill in the stub functions in `exercises/{set_id}/`, then run `attn-grade {set_i
 (`--lang zh` for Chinese feedback, `--exercise ID` for one exercise). This bundle runs the
 visible checks; hidden checks, and the answers you work out by hand, are graded when you
 submit your files.
+
+## What to upload
+
+Upload your edited stub files: {files}. Either the files alone or the whole
+folder you worked in (this bundle included) works: the autograder finds each file by its
+name and ignores everything else (`grader/`, the `.yaml` files, `models/`). Keep one copy
+of each file in what you upload; two files with the same name are not graded.
 """

@@ -78,6 +78,21 @@ def gradescope(run, lang, hidden_visibility="hidden"):
                                      for e in run.exercises]}}
 
 
+def not_graded(set_id, exercises, status, message):
+    """A valid results.json for a submission that was not graded (``empty`` or ``error``).
+
+    It carries the set's real max_score, so a gradebook or Gradescope shows
+    "0 of 93", not "0 of 0", and the message says what to fix.
+    """
+    return {
+        "score": 0.0, "max_score": round(sum(e.points for e in exercises), 4),
+        "output": message, "visibility": "visible", "stdout_visibility": "hidden",
+        "tests": [],
+        "extra_data": {"set": set_id, "status": status, "error": message,
+                       "grader_version": __version__,
+                       "exercises": [{"exercise": e.id, "file": e.file, "score": 0.0,
+                                      "max_score": round(e.points, 4)} for e in exercises]}}
+
 def _describe(description, lang):
     return description.get(lang) if isinstance(description, Text) else str(description)
 

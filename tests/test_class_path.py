@@ -1,0 +1,296 @@
+"""What students upload, on its way to a grade: the Gradescope bundle and grade-all.
+
+Each test reproduces an attack or a bug: a folder name that picks the course's
+solutions, a release bundle uploaded whole, zip names that unpack outside the
+class folder, a student folder named grader/, two entries for one student,
+formulas in the CSV, stale and empty results.
+"""
+
+import csv
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+
+import pytest
+
+from conftest import EXERCISES, ROOT, SOLUTIONS, run_cli
+
+from grader import batch
+from grader.submission_files import SubmissionError, find_stub_files
+
+DAY3_MAX = 93.0
+
+
+# ------------------------------------------------------------ the Gradescope bundle
+
+@pytest.fixture(scope="module")
+def autograder_source(tmp_path_factory):
+    """The exported day3 autograder, unpacked once (each test copies it)."""
+    folder = tmp_path_factory.mktemp("gradescope")
+    archive = folder / "autograder.zip"
+    proc = run_cli("export", "gradescope", "day3", "-o", archive)
+    assert proc.returncode == 0, proc.stderr
+    with zipfile.ZipFile(archive) as z:
+        z.extractall(folder / "source")
+    return folder / "source"
+
+
+def run_autograder(autograder_source, root, fill):
+    """A simulated /autograder at ``root``: ``fill(submission)`` builds the upload."""
+    shutil.copytree(autograder_source, root / "source")
+    (root / "submission").mkdir()
+    fill(root / "submission")
+    env = {**os.environ, "AUTOGRADER_ROOT": str(root), "PYTHON": sys.executable}
+    run = subprocess.run(["bash", str(root / "source" / "run_autograder")], env=env,
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    return json.loads((root / "results" / "results.json").read_text())
+
+
+def _stubs(folder):
+    folder.mkdir(parents=True, exist_ok=True)
+    for stub in (EXERCISES / "day3").glob("*.py"):
+        shutil.copy(stub, folder / stub.name)
+
+
+@pytest.fixture(scope="module")
+def solved_release(tmp_path_factory):
+    """The day3 release bundle with every stub replaced by the reference solution."""
+    out = tmp_path_factory.mktemp("release") / "bundle"
+    proc = run_cli("release", "day3", "-o", out)
+    assert proc.returncode == 0, proc.stderr
+    for solution in (SOLUTIONS / "day3").glob("*.py"):
+        if (out / "exercises" / "day3" / solution.name).exists():
+            shutil.copy(solution, out / "exercises" / "day3" / solution.name)
+    return out
+
+
+def test_release_bundle_uploaded_whole_gets_full_marks(autograder_source, solved_release,
+                                                     tmp_path):
+    results = run_autograder(autograder_source, tmp_path / "autograder",
+                             lambda sub: shutil.copytree(solved_release, sub / "attn-day3"))
+    assert results["score"] == results["max_score"] == DAY3_MAX, results["output"]
+    readme = (solved_release / "README.md").read_text()
+    assert "Upload your edited stub files" in readme and "`attention.py`" in readme
+
+
+def test_folder_name_with_a_newline_cannot_pick_the_course_solutions(autograder_source,
+                                                                     tmp_path):
+    root = tmp_path / "autograder"
+
+    def fill(sub):
+        _stubs(sub)
+        # find -printf '%h\n' printed this as a line "0 $ROOT/source/course/solutions/day3"
+        trap = sub / "x\n0 " / str(root).lstrip("/") / "source/course/solutions/day3"
+        trap.mkdir(parents=True)
+        (trap / "z.py").write_text("x = 1\n")
+
+    results = run_autograder(autograder_source, root, fill)
+    assert results["score"] == 0 and results["max_score"] == DAY3_MAX
+
+
+def test_two_copies_of_a_stub_are_a_clear_failure(autograder_source, tmp_path):
+    def fill(sub):
+        _stubs(sub / "a")
+        (sub / "b").mkdir()
+        shutil.copy(SOLUTIONS / "day3" / "attention.py", sub / "b" / "attention.py")
+
+    results = run_autograder(autograder_source, tmp_path / "autograder", fill)
+    assert results["score"] == 0 and results["max_score"] == DAY3_MAX
+    assert "two files named attention.py" in results["output"]
+    assert "a/attention.py" in results["output"] and "b/attention.py" in results["output"]
+
+
+def test_an_upload_without_stub_files_scores_zero_of_the_sets_total(autograder_source,
+                                                                    tmp_path):
+    def fill(sub):
+        (sub / "notes.txt").write_text("my answers are on paper\n")
+
+    results = run_autograder(autograder_source, tmp_path / "autograder", fill)
+    assert results["score"] == 0 and results["max_score"] == DAY3_MAX
+    assert "none of the files" in results["output"] and "attention.py" in results["output"]
+    assert results["extra_data"]["status"] == "empty"
+
+
+def test_stub_files_are_found_by_name_and_links_are_not_followed(tmp_path):
+    upload = tmp_path / "upload"
+    (upload / "work" / "grader").mkdir(parents=True)
+    (upload / "work" / "grader" / "attention.py").write_text("copy of the grader\n")
+    (upload / ".git").mkdir()
+    (upload / ".git" / "attention.py").write_text("old\n")
+    (upload / "solutions").mkdir()
+    (upload / "solutions" / "growth.py").write_text("not the student's\n")
+    (upload / "work" / "attention.py").write_text("mine\n")
+    (upload / "temperature.py").symlink_to(SOLUTIONS / "day3" / "temperature.py")
+    (upload / "linked").symlink_to(SOLUTIONS / "day3", target_is_directory=True)
+    names = ("attention.py", "growth.py", "temperature.py", "decode.py")
+    assert find_stub_files(upload, names) == {"attention.py": upload / "work" / "attention.py"}
+    (upload / "attention.py").write_text("again\n")
+    with pytest.raises(SubmissionError, match="attention.py and work/attention.py"):
+        find_stub_files(upload, names)
+
+
+# ------------------------------------------------------------ grade-all
+
+def _solved(folder, *modules):
+    """A student folder: the day3 stubs, ``modules`` replaced by the reference."""
+    _stubs(folder)
+    for module in modules:
+        shutil.copy(SOLUTIONS / "day3" / f"{module}.py", folder / f"{module}.py")
+    return folder
+
+
+def _zip(path, files):
+    with zipfile.ZipFile(path, "w") as archive:
+        for name, text in files.items():
+            archive.writestr(name, text)
+
+
+def _grade_all(submissions, out, *extra, cwd=ROOT, argv=None, env=None):
+    args = ["grade-all", "day3", submissions, "-o", out, "--course", ROOT, "--jobs", "2",
+            *extra]
+    if argv is None:
+        proc = run_cli(*args, cwd=cwd, timeout=300)
+    else:
+        proc = subprocess.run([*argv, *map(str, args)], cwd=cwd, capture_output=True,
+                              text=True, timeout=300, env=env)
+    assert proc.returncode == 0, proc.stderr
+    text = (out / "gradebook.csv").read_text()
+    return {r["student"]: r for r in csv.DictReader(io.StringIO(text))}, text
+
+
+def _doc(out, name):
+    return json.loads((out / "results" / f"{name}.json").read_text())
+
+
+def test_dot_zip_names_are_refused_and_unpack_nowhere(tmp_path):
+    submissions, out, scratch = tmp_path / "class", tmp_path / "out", tmp_path / "tmp"
+    submissions.mkdir()
+    scratch.mkdir()
+    solved = {"temperature.py": (SOLUTIONS / "day3" / "temperature.py").read_text()}
+    for name in ("..zip", "...zip", ".zip"):
+        _zip(submissions / name, solved)
+    _solved(submissions / "ada", "temperature")
+    rows, _ = _grade_all(submissions, out, "--exercise", "temperature",
+                         env={**os.environ, "TMPDIR": str(scratch)},
+                         argv=[sys.executable, "-m", "grader"])
+    assert set(rows) == {"ada", "..zip", "...zip", ".zip"}
+    assert float(rows["ada"]["score"]) == 10.0 and rows["ada"]["status"] == "graded"
+    for name in ("..zip", "...zip", ".zip"):
+        assert rows[name]["status"] == "error" and float(rows[name]["score"]) == 0
+        assert float(rows[name]["max_score"]) == 10.0
+    assert not list(scratch.iterdir()), "a zip unpacked outside its own folder"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["class", "out", "tmp"]
+    assert sorted(p.name for p in submissions.iterdir()) == ["...zip", "..zip", ".zip", "ada"]
+    files = [p.name for p in (out / "results").iterdir()]
+    assert len(files) == 4 and not any(name.startswith(".") for name in files)
+    messages = [json.loads((out / "results" / f).read_text())["output"] for f in files]
+    assert sum("rename it" in m for m in messages) == 3
+
+
+EVIL_INIT = """\
+import json, os, sys
+open({marker!r}, "w").write("imported")
+argv = sys.argv
+sub = argv[argv.index("--submission") + 1] if "--submission" in argv else ""
+score = 10.0 if os.path.basename(sub) == "grader" else 0.0
+doc = {{"score": score, "max_score": 10.0, "output": "mine", "tests": [],
+       "extra_data": {{"exercises": [{{"exercise": "temperature", "file": "temperature.py",
+                                       "score": score, "max_score": 10.0}}]}}}}
+if "--output" in argv:
+    open(argv[argv.index("--output") + 1], "w").write(json.dumps(doc))
+print(json.dumps(doc))
+sys.exit(0)
+"""
+
+
+def test_a_student_folder_named_grader_is_never_imported(tmp_path):
+    submissions, out, marker = tmp_path / "class", tmp_path / "out", tmp_path / "PWNED"
+    evil = submissions / "grader"
+    evil.mkdir(parents=True)
+    (evil / "__init__.py").write_text(EVIL_INIT.format(marker=str(marker)))
+    (evil / "__main__.py").write_text("")
+    _solved(submissions / "ada", "temperature")
+    # an instructor's attn-grade (this worktree's) run from inside the class folder
+    parent = [sys.executable, "-c",
+              f"import sys; sys.path[:] = [{str(ROOT)!r}] + [p for p in sys.path if p]; "
+              "from grader.cli import main; "
+              "main(prog_name='attn-grade')"]
+    rows, _ = _grade_all(submissions, out, "--exercise", "temperature", cwd=submissions,
+                         argv=parent)
+    assert not marker.exists(), "the student's grader/ was imported"
+    assert float(rows["ada"]["score"]) == 10.0
+    assert float(rows["grader"]["score"]) == 0 and rows["grader"]["status"] == "empty"
+    # the child grader imports this worktree's grader, whatever the current folder
+    probe = subprocess.run([sys.executable, "-c", batch.IMPORT_GRADER
+                            + "; import json; print(json.dumps([grader.__file__, sys.path]))"],
+                           cwd=submissions, capture_output=True, text=True)
+    imported, path = json.loads(probe.stdout)
+    assert imported == str(ROOT / "grader" / "__init__.py"), probe.stderr
+    assert "" not in path and str(submissions) not in path
+
+
+def test_a_folder_and_a_zip_of_one_name_are_an_error_row_naming_both(tmp_path):
+    submissions, out = tmp_path / "class", tmp_path / "out"
+    _solved(submissions / "alice", "temperature")
+    _zip(submissions / "alice.zip", {"temperature.py": "def softmax(x, T=1.0):\n    pass\n"})
+    (submissions / "Bob").mkdir()
+    (submissions / "bob").mkdir()
+    rows, _ = _grade_all(submissions, out, "--exercise", "temperature")
+    assert set(rows) == {"alice", "Bob"}
+    for student in ("alice", "Bob"):
+        assert rows[student]["status"] == "error" and float(rows[student]["score"]) == 0
+    message = _doc(out, "alice")["output"]
+    assert "'alice/'" in message and "'alice.zip'" in message
+    assert "'Bob/'" in _doc(out, "Bob")["output"] and "'bob/'" in _doc(out, "Bob")["output"]
+
+
+def test_student_ids_cannot_be_spreadsheet_formulas(tmp_path):
+    submissions, out = tmp_path / "class", tmp_path / "out"
+    names = ['=HYPERLINK("evil.example","grades")', "+1", "-2", "@SUM(A1)"]
+    for name in names:
+        (submissions / name).mkdir(parents=True)
+    rows, text = _grade_all(submissions, out)
+    assert set(rows) == {"'" + name for name in names}
+    for line in text.splitlines()[1:]:
+        assert line.startswith(("'", "\"'")), line
+    assert all(row["status"] == "empty" for row in rows.values())
+
+
+def test_a_resubmission_is_graded_again_and_an_unchanged_one_is_not(tmp_path):
+    submissions, out = tmp_path / "class", tmp_path / "out"
+    ada = _solved(submissions / "ada")
+    rows, _ = _grade_all(submissions, out, "--exercise", "temperature")
+    assert float(rows["ada"]["score"]) == 0
+    first = _doc(out, "ada")["extra_data"].get("submission_hash")
+    shutil.copy(SOLUTIONS / "day3" / "temperature.py", ada / "temperature.py")
+    rows, _ = _grade_all(submissions, out, "--exercise", "temperature")
+    assert float(rows["ada"]["score"]) == 10.0
+    assert first and _doc(out, "ada")["extra_data"]["submission_hash"] != first
+    stamp = (out / "results" / "ada.json").stat().st_mtime_ns
+    (ada / "notes.txt").write_text("not graded, not a change\n")
+    _grade_all(submissions, out, "--exercise", "temperature")
+    assert (out / "results" / "ada.json").stat().st_mtime_ns == stamp
+
+
+def test_empty_corrupt_and_ambiguous_submissions_keep_the_sets_max_score(tmp_path):
+    submissions, out = tmp_path / "class", tmp_path / "out"
+    (submissions / "empty-folder").mkdir(parents=True)
+    (submissions / "empty-folder" / "notes.txt").write_text("I will do it later\n")
+    _zip(submissions / "empty-zip.zip", {"readme.md": "nothing"})
+    (submissions / "corrupt.zip").write_bytes(b"PK\x03\x04 not really a zip")
+    _zip(submissions / "twice.zip", {"a/growth.py": "x = 1\n", "b/growth.py": "x = 2\n"})
+    rows, _ = _grade_all(submissions, out)
+    expected = {"empty-folder": "empty", "empty-zip": "empty", "corrupt": "error",
+                "twice": "error"}
+    assert {s: r["status"] for s, r in rows.items()} == expected
+    for student, row in rows.items():
+        doc = _doc(out, student)
+        assert float(row["score"]) == doc["score"] == 0
+        assert float(row["max_score"]) == doc["max_score"] == DAY3_MAX
+    assert "a/growth.py and b/growth.py" in _doc(out, "twice")["output"]
+    assert "cannot unpack" in _doc(out, "corrupt")["output"]
