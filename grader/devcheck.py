@@ -132,7 +132,17 @@ def wrong_versions_caught(exercise_set, level, only=None):
                 elif not any(m.tag in c.tags for c in failed):
                     out.append(Finding(exercise_set.id, exercise.id,
                                        f"{label} fails but is never tagged {m.tag!r}"))
+                out += _shadowed_rules(exercise_set.id, exercise.id, label, m.tag, failed)
     return out
+
+
+def _shadowed_rules(set_id, exercise_id, label, tag, failed):
+    """A note when a wrong version also fits another tag's value rule (its own wins)."""
+    other = sorted({t for c in failed for t in c.shadowed if t != tag})
+    if not other:
+        return []
+    return [Finding(set_id, exercise_id, f"{label} also fits the rule of {', '.join(other)}; "
+                                         f"only {tag!r} is reported", problem=False)]
 
 
 def _grade_wrong_version(exercise_set, exercise, wrong, function, level):

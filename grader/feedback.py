@@ -210,7 +210,8 @@ TEMPLATES = {
                      "same", "same"),
     "bad-answer": ("the answer could not be read ({detail})", "无法读取答案（{detail}）",
                    "the answer could not be read", "无法读取答案"),
-    "skipped": ("not run: {detail}", "未运行：{detail}", "same", "same"),
+    "skipped": ("not run: {detail}", "未运行：{detail}",
+                "not run: the process failed too often", "未运行：进程失败次数过多"),
     "mutated-args": ("{function} modified its input arrays; work on copies instead",
                      "{function} 修改了传入的数组；请在副本上计算", "same", "same"),
     "hidden-failed": ("A hidden check failed; its inputs and expected answer are not shown.",
@@ -223,7 +224,7 @@ TEMPLATES = {
                        "your code printed more than {kept} characters in this call; the rest "
                        "was dropped", "你的代码在这次调用中输出超过 {kept} 个字符，其余被丢弃"),
     "call": ("called {call}", "调用 {call}", None, None),
-    "where": (" ({file}, line {line})", "（{file} 第 {line} 行）", "same", "same"),
+    "where": (" ({file}, line {line})", "（{file} 第 {line} 行）", None, None),
     "hint": ("hint: {text}", "提示：{text}", "same", "same"),
     "misconception": ("likely mistake [{tag}]: {text}", "可能的错误 [{tag}]：{text}",
                       "same", "same"),

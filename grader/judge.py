@@ -5,14 +5,14 @@ a failed answer is matched against the exercise's known wrong answers.
 """
 
 import builtins
-import math
+from fractions import Fraction
 
 from . import bounded
 from . import compare as cmp
 from .feedback import KIND_WORDS, Msg
 from .results import CheckResult, misconception_line, outcome_from_plain, outcome_to_plain
 from .spec import Text
-from .units import UnitError, parse_bytes
+from .units import UnitError, parse_bytes, written_precision
 
 
 WANTED = KIND_WORDS
@@ -177,9 +177,30 @@ def judge(check, exercise, outcome, expected, wrong_answers):
                            **base)
     matched = [m for m, wrong in wrong_answers
                if matches(m, answer, expected, wrong, verdict, check)]
+    matched, shadowed = _exact_first(matched)
     lines = [verdict.reason, verdict.tolerance, *map(misconception_line, matched), *notes]
     return CheckResult(passed=False, lines=tuple(lines), tags=tuple(m.tag for m in matched),
-                       **base)
+                       shadowed=tuple(m.tag for m in shadowed), **base)
+
+
+def _exact_first(matched):
+    """(shown, shadowed): when a registered wrong version matches, value rules that
+    happen to match too (a ratio of 8 may be bits for bytes, or 8 query heads per KV
+    head) are not evidence of their mistake."""
+    exact = [m for m in matched if m.rule is None]
+    if not exact:
+        return _unique(matched), []
+    return _unique(exact), [m for m in matched if m.rule is not None and
+                            m.tag not in {e.tag for e in exact}]
+
+
+def _unique(misconceptions):
+    seen, out = set(), []
+    for m in misconceptions:
+        if m.tag not in seen:
+            seen.add(m.tag)
+            out.append(m)
+    return out
 
 
 def _output_note(outcome, limits):
@@ -221,11 +242,14 @@ def _codes(msg):
 
 
 def _has_ratio(answer, expected, ratio, spec):
+    """Whether the answer is ``ratio`` times the expected one, within the check's own
+    tolerance (and, for a size written as text, the precision its digits show)."""
     try:
         if spec.kind == "bytes":
-            got, want = float(parse_bytes(answer)), float(parse_bytes(expected))
-        else:
-            got, want = float(cmp.to_number(answer)), float(cmp.to_number(expected))
-    except (cmp.NotComparable, UnitError, TypeError, ValueError):
+            got, target = parse_bytes(answer), parse_bytes(expected) * Fraction(ratio)
+            slack = max(Fraction(spec.param("rtol", 0)) * abs(target), written_precision(answer))
+            return target != 0 and abs(got - target) <= slack
+        target = cmp.to_number(expected) * Fraction(ratio)
+        return target != 0 and cmp.compare_number(answer, target, spec).passed
+    except (cmp.NotComparable, UnitError, TypeError, ValueError, OverflowError):
         return False
-    return want != 0 and math.isclose(got / want, ratio, rel_tol=1e-6)

@@ -24,6 +24,7 @@ class CheckResult:
     description: object = None  # Text or None
     uses: tuple = ()           # functions a hidden pytest test called
     function: str = ""         # the function a YAML check calls
+    shadowed: tuple = ()       # rule tags that matched too but yield to a wrong version
 
     @property
     def score(self):
@@ -88,6 +89,7 @@ def outcome_to_plain(result):
     """
     return {"passed": bool(result.passed), "lines": [_plain(m) for m in result.lines],
             "tags": [str(t) for t in result.tags], "answered": bool(result.answered),
+            "shadowed": [str(t) for t in result.shadowed],
             "margin": result.margin if isinstance(result.margin, float) else None}
 
 
@@ -97,6 +99,7 @@ def outcome_from_plain(data, **base):
     return CheckResult(passed=data.get("passed") is True,
                        lines=tuple(_unplain(m) for m in data.get("lines", ())),
                        tags=tuple(t for t in data.get("tags", ()) if type(t) is str),
+                       shadowed=tuple(t for t in data.get("shadowed", ()) if type(t) is str),
                        answered=data.get("answered") is True,
                        margin=float(margin) if type(margin) in (int, float) else None, **base)
 

@@ -60,6 +60,20 @@ def parse_bytes(value):
     return _number(match.group(1)) * unit_factor(match.group(2) or "B")
 
 
+def written_precision(value):
+    """Half a unit of the last digit a size was written with: '362.4 GiB' -> 0.05 GiB.
+
+    A rounded answer is still the same mistake; numbers (not text) have none."""
+    if not isinstance(value, str):
+        return Fraction(0)
+    match = _QUANTITY.match(value)
+    if not match:
+        return Fraction(0)
+    number = match.group(1).replace(",", "").replace("_", "")
+    decimals = len(number.split(".")[1]) if number.count(".") == 1 else 0
+    return Fraction(1, 2 * 10 ** decimals) * unit_factor(match.group(2) or "B")
+
+
 def _number(text):
     """The number in '1,048,576', '1.048.576', '1_048_576' or '0.5' (exactly)."""
     if len(text) > 40:

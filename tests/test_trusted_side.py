@@ -63,10 +63,17 @@ ATTACKS = {
         forged='{"$t": "complex", "re": int("9" * 400), "im": 0}')}, "self-test-q4"),
     "a lone surrogate in an exception": ("growth", {"growth": growth(
         factor='raise ValueError("bad \\ud800 value")')}, "self-test-q4"),
-    "a 5000-digit byte count": ("kv_cache", {"kv_cache": None}, "llama3-by-hand"),
+    "a 5000-digit byte count": ("kv_cache", {"kv_cache": '"9" * 5000'}, "llama3-by-hand"),
+    "an honest 1.048.576 B": ("kv_cache", {"kv_cache": '"1.048.576 B"'}, "llama3-by-hand"),
     "a formula that costs 3**(10**8)": ("growth", {"growth": growth(cells=LAZY_BIG)},
                                         "cells-formula"),
 }
+
+
+# checks of the functions an attack leaves alone: they keep their points
+INTACT = {"self-test-q4": ("cells-2000", "cells-formula", "cells-4096"),
+          "cells-formula": ("self-test-q4", "growth-512-2048", "growth-1000-1500"),
+          "llama3-by-hand": ("llama2-by-hand", "per-token-llama2", "cache-llama2-4096")}
 
 
 def _kv_cache_with(body_by_hand):
@@ -86,7 +93,7 @@ def attack_runs(tmp_path_factory):
         for stub in (ROOT / "exercises" / SET).glob("*.py"):
             shutil.copy(SOLUTIONS / SET / stub.name, folder / stub.name)
         for module, text in files.items():
-            text = text if text is not None else _kv_cache_with('"9" * 5000')
+            text = _kv_cache_with(text) if module == "kv_cache" else text
             (folder / f"{module}.py").write_text(text, encoding="utf-8")
         jobs.append([SET, "--submission", folder, "--json", "--exercise", exercise, *LIMITS])
         names.append(name)
@@ -104,9 +111,8 @@ def test_an_answer_against_the_trusted_side_fails_only_its_checks(attack_runs, n
     assert seconds < 40, f"{name} held the grader {seconds:.0f} s"
     tests = {t["extra_data"]["check"]: t for t in checks_of(doc, exercise)}
     assert tests[attacked]["status"] == "failed", tests[attacked]["output"]
-    others = [t for c, t in tests.items() if c != attacked and t["extra_data"]["kind"] == "case"
-              and not c.startswith(attacked.split("-")[0])]
-    assert others and all(t["status"] == "passed" for t in others), \
+    others = [tests[c] for c in INTACT[attacked]]
+    assert all(t["status"] == "passed" for t in others), \
         [(t["name"], t["output"]) for t in others if t["status"] != "passed"]
     json.dumps(doc, ensure_ascii=False).encode("utf-8")   # writable as UTF-8
 
@@ -141,14 +147,14 @@ def _submission(tmp_path, **files):
     return folder
 
 
-def test_honest_european_thousands_separators_are_read(tmp_path):
-    folder = _submission(tmp_path, kv_cache=_kv_cache_with('"1.048.576 B"').replace(
-        "def llama3_8b", "def llama2_7b_kv_per_token():\n    return '524.288 B'\n\n"
-        "def llama3_8b").replace("return \"1.048.576 B\"", "return '131.072 B'"))
-    proc = run_cli(SET, "--submission", folder, "--json", "--exercise", "kv_cache", *LIMITS)
-    doc = json.loads(proc.stdout)
-    by_hand = {t["extra_data"]["check"]: t["status"] for t in doc["tests"]}
-    assert by_hand["llama2-by-hand"] == "passed" and by_hand["llama3-by-hand"] == "passed"
+def test_thousands_separators_are_read_exactly():
+    from grader.units import UnitError, parse_bytes
+
+    assert parse_bytes("1.048.576 B") == parse_bytes("1,048,576 B") == 1024 ** 2
+    assert parse_bytes("0.5 MiB") == 512 * 1024
+    for unreadable in ("1,5 MiB", "1.04.576 B", "9" * 5000):
+        with pytest.raises(UnitError):
+            parse_bytes(unreadable)
 
 
 HOSTILE_MESSAGES = '''
@@ -182,7 +188,7 @@ def test_printed_output_counts_do_not_leak_from_hidden_checks(tmp_path):
 import numpy as np
 def softmax(logits, T=1.0):
     print("x" * (5000 + int(abs(float(np.sum(logits))) * 1000)))
-    raise ValueError("no")
+    return np.zeros(np.shape(logits))
 def greedy(logits):
     raise ValueError("no")
 ''')

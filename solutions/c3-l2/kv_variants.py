@@ -64,6 +64,19 @@ def kv_bytes_per_token_query_heads(config, variant, bytes_per_elem=2):
         * bytes_per_elem
 
 
+def kv_bytes_full_context_query_heads(config, variant, bytes_per_elem=2):
+    return kv_bytes_per_token_query_heads(config, variant, bytes_per_elem) \
+        * config["max_position_embeddings"]
+
+
+def anchor_gqa_full_context_query_heads():
+    return kv_bytes_full_context_query_heads(_model("anchor"), "gqa")
+
+
+def deepseek_67b_million_tokens_query_heads():
+    return kv_bytes_per_token_query_heads(_model("deepseek-llm-67b"), "gqa") * MILLION
+
+
 def mla_bytes_per_token_no_rope(config, bytes_per_elem=2):
     return config["num_hidden_layers"] * config["kv_lora_rank"] * bytes_per_elem
 

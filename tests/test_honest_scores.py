@@ -1,0 +1,185 @@
+"""Honest scores and honest diagnoses: no points for nothing, no tag without evidence.
+
+The engine's parts are tested in-process on the bundled course's own specs;
+whole gradings of a few typical mistakes go through the CLI, three at a time.
+"""
+
+import json
+from fractions import Fraction
+
+import pytest
+import sympy
+
+from conftest import ROOT, SOLUTIONS, checks_of, grade_many
+
+from grader import spec_loader
+from grader.compare import compare
+from grader.judge import judge
+from grader.spec import Compare, Course
+from grader.student_process import CallOutcome
+
+COURSE = Course(ROOT)
+
+
+def _exercise(set_id, exercise_id):
+    return spec_loader.load_set(COURSE, set_id).exercise(exercise_id)
+
+
+def _judge(set_id, exercise_id, check_id, answer, expected):
+    exercise = _exercise(set_id, exercise_id)
+    check = next(c for c in exercise.checks if c.id == check_id)
+    wrong = [(m, None) for m in exercise.misconceptions if m.applies_to(check) and m.rule]
+    return judge(check, exercise, CallOutcome("ok", value=answer), expected, wrong)
+
+
+def test_a_rounded_wrong_answer_is_still_named_within_the_checks_tolerance():
+    result = _judge("c3-l2", "proportion", "car-percent", -0.444, -44.44)
+    assert not result.passed and result.tags == ("percent-as-fraction",)
+
+
+def test_a_rounded_size_written_as_text_is_named():
+    exercise = _exercise("c3-l2", "kv_variants")
+    check = next(c for c in exercise.checks if c.id == "deepseek-67b-by-hand")
+    expected = 380 * 1024 ** 3 + Fraction(1, 1)   # any value near 380 GiB will do
+    wrong = [(m, None) for m in exercise.misconceptions if m.applies_to(check) and m.rule]
+    result = judge(check, exercise, CallOutcome("ok", value="362.4 GiB"), expected, wrong)
+    assert "million-is-decimal" in result.tags
+
+
+def test_an_unrelated_rule_does_not_fire_on_a_near_miss():
+    result = _judge("c3-l2", "proportion", "car-percent", -0.30, -44.44)
+    assert not result.passed and result.tags == ()
+
+
+def test_exact_sizes_in_any_exact_form_are_accepted():
+    spec = Compare("bytes", {})
+    assert compare(sympy.Integer(2) ** 25, "32 MiB", spec).passed
+    assert compare(sympy.Pow(2, 25, evaluate=False), "32 MiB", spec).passed
+    from decimal import Decimal
+
+    from grader import wire
+
+    assert compare(wire.decode(wire.encode(Decimal(16))), 16, Compare("number", {})).passed
+
+
+def test_hidden_forms_carry_no_value():
+    """Every message shown on a hidden check uses only placeholders that cannot
+    carry a hidden input, an expected value or a student-chosen string."""
+    import string
+
+    from grader.feedback import TEMPLATES
+
+    safe = {"function", "file", "want", "seconds", "limit", "kind", "tag", "text",
+            "safe_type", "kept", "functions"}
+    for code, (en, zh, hidden_en, hidden_zh) in TEMPLATES.items():
+        for form in (hidden_en, hidden_zh):
+            if form is None:
+                continue
+            template = (en if form == "same" else form) if form is hidden_en else \
+                (zh if form == "same" else form)
+            names = {f[1] for f in string.Formatter().parse(template) if f[1]}
+            assert names <= safe, (code, names - safe)
+
+
+# ---------------------------------------------------------------- through the CLI
+
+ZEROS_ATTENTION = '''
+import numpy as np
+def attention(Q, K, V, causal=True):
+    n_q, n_k = np.shape(Q)[0], np.shape(K)[0]
+    return np.zeros((n_q, np.shape(V)[1])), np.full((n_q, n_k), 1.0 / n_k)
+'''
+ZEROS_DECODE = '''
+import numpy as np
+def decode_step(q, K_cache, V_cache, k_new, v_new):
+    n = np.shape(K_cache)[0] + 1
+    return (np.zeros(np.shape(V_cache)[1]), np.zeros((n, np.shape(K_cache)[1])),
+            np.zeros((n, np.shape(V_cache)[1])))
+'''
+EMPTY_MULTIHEAD = '''
+import numpy as np
+def split_heads(X, n_heads):
+    return np.zeros((0,))
+def merge_heads(H):
+    return np.zeros((0,))
+def multi_head_attention(X, Wq, Wk, Wv, Wo, n_heads, n_kv_heads=None, causal=True):
+    return np.zeros((0,))
+'''
+MASK_TOO_MUCH = '''
+import numpy as np
+def attention(Q, K, V, causal=True):
+    Q, K, V = (np.asarray(a, dtype=float) for a in (Q, K, V))
+    n_q, n_k, d = Q.shape[0], K.shape[0], Q.shape[1]
+    scores = Q @ K.T / np.sqrt(d)
+    if causal:
+        scores = np.where(np.triu(np.ones((n_q, n_k), bool), k=n_k - n_q), -1e9, scores)
+    w = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    w = w / w.sum(axis=-1, keepdims=True)
+    return w @ V, w
+'''
+
+
+def _split_heads_bug():
+    text = (SOLUTIONS / "day3" / "multihead.py").read_text()
+    old = "    return X.reshape(n, n_heads, d_model // n_heads).transpose(1, 0, 2)\n"
+    assert old in text
+    return text.replace(old, "    return X.reshape(n_heads, n, d_model // n_heads)\n", 1)
+
+
+def _kv_query_heads():
+    text = (SOLUTIONS / "day3" / "kv_cache.py").read_text()
+    return text + ("\n\ndef kv_cache_bytes(config, n_tokens, bytes_per_elem=2):\n"
+                   "    return kv_cache_bytes_used_query_heads(config, n_tokens, bytes_per_elem)\n")
+
+
+CASES = {   # name -> (exercise, file, text)
+    "zeros attention": ("attention", "attention", ZEROS_ATTENTION),
+    "zeros decode": ("decode", "decode", ZEROS_DECODE),
+    "empty multihead": ("multihead", "multihead", EMPTY_MULTIHEAD),
+    "mask hides too much": ("attention", "attention", MASK_TOO_MUCH),
+    "split_heads bug": ("multihead", "multihead", _split_heads_bug()),
+    "KV with query heads": ("kv_cache", "kv_cache", _kv_query_heads()),
+}
+
+
+@pytest.fixture(scope="module")
+def case_runs(tmp_path_factory):
+    import shutil
+
+    jobs = []
+    for name, (exercise, module, text) in CASES.items():
+        folder = tmp_path_factory.mktemp("case")
+        shutil.copytree(ROOT / "exercises" / "day3", folder, dirs_exist_ok=True)
+        for stub in (ROOT / "exercises" / "day3").glob("*.py"):
+            shutil.copy(SOLUTIONS / "day3" / stub.name, folder / stub.name)
+        (folder / f"{module}.py").write_text(text, encoding="utf-8")
+        jobs.append(["day3", "--submission", folder, "--json", "--exercise", exercise,
+                     "--lang", "en"])
+    out = {}
+    for name, (proc, _) in zip(CASES, grade_many(jobs)):
+        assert proc.returncode in (0, 1), proc.stderr
+        out[name] = json.loads(proc.stdout)
+    return out
+
+
+@pytest.mark.parametrize("name", ["zeros attention", "zeros decode", "empty multihead"])
+def test_doing_nothing_scores_nothing(case_runs, name):
+    doc = case_runs[name]
+    assert doc["score"] == 0, [(t["name"], t["output"]) for t in doc["tests"]
+                               if t["status"] == "passed"]
+
+
+@pytest.mark.parametrize("name", ["mask hides too much", "split_heads bug", "zeros attention"])
+def test_a_failure_with_another_cause_is_not_called_a_missing_mask(case_runs, name):
+    doc = case_runs[name]
+    assert any(t["status"] == "failed" for t in doc["tests"])
+    assert all("no-causal-mask" not in t["tags"] for t in doc["tests"]), \
+        [(t["name"], t["tags"]) for t in doc["tests"] if t["tags"]]
+
+
+def test_the_query_heads_mistake_is_named_as_such_on_grouped_models(case_runs):
+    doc = case_runs["KV with query heads"]
+    failed = [t for t in checks_of(doc, "kv_cache") if t["status"] == "failed"]
+    assert len(failed) >= 3   # Llama-3-8B, Llama-2-70B and TinyLlama group their KV heads
+    for test in failed:
+        assert test["tags"] == ["kv-used-query-heads"], (test["name"], test["tags"])
