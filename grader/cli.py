@@ -117,20 +117,27 @@ def main():
               help="Course folder (default: found from the current folder up).")
 @click.option("--isolation", type=click.Choice(sandbox.LEVELS), default=None,
               help="How student code is isolated (default: the strongest available).")
+@click.option("--require-isolation", "required", type=click.Choice(sandbox.RANKS), default=None,
+              help="Refuse (exit 2) to grade with isolation weaker than this; levels, weakest "
+                   "first: " + " < ".join(sandbox.RANKS) + f". grade-all and Gradescope "
+                   f"should require {sandbox.BATCH_MINIMUM}.")
 @click.option("--time-limit", type=float, help="Seconds of wall time per call.")
 @click.option("--import-time-limit", type=float,
               help="Seconds of wall time to import a student's module (default 10).")
 @click.option("--cpu-limit", type=float, help="Seconds of CPU time per student process.")
 @click.option("--memory-limit", type=SizeType(), help="Memory per student process, e.g. 1GiB.")
 @click.option("--output-limit", type=SizeType(), help="Printed characters kept per call.")
-@click.option("--process-limit", type=click.IntRange(1), help="Processes a student process "
-              "may run (enforced when it runs as an unprivileged user).")
+@click.option("--process-limit", type=click.IntRange(1), help="Processes and threads a run's "
+              "children may have at once (enforced when they run as their own uid, and "
+              "in bubblewrap).")
+@click.option("--tmp-limit", type=SizeType(), help="Scratch space: bubblewrap's /tmp, and the "
+              "work folder beyond one answer (default 64MiB).")
 @click.option("--hidden-visibility", type=click.Choice(report.GRADESCOPE_VISIBILITY),
               default="hidden", show_default=True,
               help="Gradescope visibility of hidden checks in the JSON.")
 def grade(set_id, submission, as_json, output, lang, exercises, course_dir, isolation,
-          time_limit, import_time_limit, cpu_limit, memory_limit, output_limit, process_limit,
-          hidden_visibility):
+          required, time_limit, import_time_limit, cpu_limit, memory_limit, output_limit,
+          process_limit, tmp_limit, hidden_visibility):
     """Grade the exercise set SET."""
     from .grading import grade_set
 
@@ -143,8 +150,8 @@ def grade(set_id, submission, as_json, output, lang, exercises, course_dir, isol
         run = grade_set(exercise_set, folder, isolation or sandbox.strongest_available(),
                         dict(time=time_limit, import_time=import_time_limit, cpu=cpu_limit,
                              memory=memory_limit,
-                             output=output_limit, processes=process_limit),
-                        set(exercises) or None)
+                             output=output_limit, processes=process_limit, tmp=tmp_limit),
+                        set(exercises) or None, required)
     except CourseError as exc:
         _fail(exc)
     document = report.gradescope(run, lang, hidden_visibility)

@@ -86,6 +86,8 @@ def _crash_line(detail, limits):
         return Msg("memory", limit=_size(limits.memory))
     if kind == "signal":
         return Msg("crashed", signal=value)
+    if kind == "disk":
+        return Msg("disk", limit=_size(limits.tmp))
     return Msg("exited", code=value)
 
 
