@@ -9,11 +9,12 @@ document, no student process is left running and no course file changed.
 import hashlib
 import json
 import os
+import sys
 
 import pytest
 
 from conftest import (FULL_DAY3, ROOT, SOLUTIONS, copy_exercises, grade_many,
-                      scores_by_exercise)
+                      scores_by_exercise, system_venv)
 
 from grader import sandbox
 LIMITS = ["--time-limit", "2", "--import-time-limit", "8", "--memory-limit", "768MiB",
@@ -237,15 +238,42 @@ def hostile_jobs():
     return jobs
 
 
+def keys_for(item):
+    """The hostile runs one collected test reads (so ``-k`` runs only those)."""
+    name, param = item.originalname, getattr(item, "callspec", None)
+    attack = param.params.get("attack") if param else None
+    if name == "test_attack_scores_zero_and_harms_nothing_else":
+        return {(attack, "default")}
+    if name == "test_messages_name_the_limit_or_problem":
+        return {(a, "default") for a in MESSAGES}
+    if name == "test_process_level_without_bubblewrap_holds_too":
+        return {(attack, "process")}
+    return {"test_cpu_limit_is_named": {("infinite loop", "cpu")},
+            "test_reference_solutions_are_out_of_reach": {("read solutions", "bubblewrap")},
+            "test_tampering_changes_no_file": {("tamper", "bubblewrap")}}.get(name, set())
+
+
+def process_level_python():
+    """As root, the process level needs a Python its own uid can reach: not one in /root."""
+    if os.geteuid() == 0 and sandbox._blocking_folder(sys.executable):
+        return system_venv()
+    return None
+
+
 @pytest.fixture(scope="module")
-def attack_results(tmp_path_factory):
-    """Every hostile run through the CLI, a few at a time; course and processes checked.
+def attack_results(request, tmp_path_factory):
+    """The hostile runs the selected tests read, through the CLI, a few at a time;
+    course and processes checked.
 
     key -> (CompletedProcess, seconds, submission folder, its files before grading).
     """
+    wanted = set().union(*(keys_for(item) for item in request.session.items
+                           if item.module is request.module))
     before = course_fingerprint()
     keys, argv, folders = [], [], []
     for key, code, extra in hostile_jobs():
+        if key not in wanted:
+            continue
         folder = tmp_path_factory.mktemp("attack")
         copy_exercises("day3", folder)
         for stub in folder.glob("*.py"):
@@ -253,7 +281,8 @@ def attack_results(tmp_path_factory):
         (folder / "temperature.py").write_text(code)
         keys.append(key)
         folders.append((folder, {p: p.read_bytes() for p in folder.rglob("*") if p.is_file()}))
-        argv.append(["day3", "--submission", folder, "--json", "--lang", "en", *extra])
+        args = ["day3", "--submission", folder, "--json", "--lang", "en", *extra]
+        argv.append((args, process_level_python()) if key[1] == "process" else args)
     results = {key: (*run, *files) for key, run, files in zip(keys, grade_many(argv), folders)}
     assert child_processes() == []
     assert course_fingerprint() == before
@@ -266,19 +295,21 @@ def test_attack_scores_zero_and_harms_nothing_else(attack_results, attack):
     assert_only(doc, "temperature")
 
 
+MESSAGES = {
+    "infinite loop": "took longer than 2 s",
+    "slow import": "importing temperature.py took longer than 8 s",
+    "multi-GiB allocation": "used more than 768 MiB",
+    "segfault": "crashed (SIGSEGV)",
+    "syntax error": "temperature.py has a syntax error",
+    "always-equal object": "returned a Liar, expected an array of numbers",
+    "huge return value": "far too large",
+    "os._exit at import": "exited (code 0)",
+    "200 MB of output": "the other 20",
+}
+
+
 def test_messages_name_the_limit_or_problem(attack_results):
-    expectations = {
-        "infinite loop": "took longer than 2 s",
-        "slow import": "importing temperature.py took longer than 8 s",
-        "multi-GiB allocation": "used more than 768 MiB",
-        "segfault": "crashed (SIGSEGV)",
-        "syntax error": "temperature.py has a syntax error",
-        "always-equal object": "returned a Liar, expected an array of numbers",
-        "huge return value": "far too large",
-        "os._exit at import": "exited (code 0)",
-        "200 MB of output": "the other 20",
-    }
-    for attack, fragment in expectations.items():
+    for attack, fragment in MESSAGES.items():
         doc = check_run(*attack_results[attack, "default"])
         outputs = "\n".join(t["output"] for t in doc["tests"])
         assert fragment in outputs, (attack, outputs[:2000])
