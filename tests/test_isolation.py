@@ -333,3 +333,43 @@ def test_files_a_run_leaves_in_tmp_go_with_its_uid(tmp_path, reachable_python):
         process.close()
         folder.close()
     assert not [p for p in Path("/tmp").iterdir() if p.lstat().st_uid == uid]
+
+
+NON_ROOT_GRADER = '''
+import json, sys
+sys.path.insert(0, {root!r})
+from grader import sandbox
+from grader.limits import Limits
+from grader.student_process import RunFolder, StudentProcess
+folder = RunFolder(sandbox.plan("bubblewrap"))
+process = StudentProcess(folder, {sub!r}, "forks", Limits(time=20, processes=16))
+outcome = process.call("forks", [100])
+process.close()
+folder.close()
+print(json.dumps([outcome.status, outcome.value]))
+'''
+
+
+@ROOT_ONLY
+@BWRAP
+def test_fork_loop_is_capped_in_bubblewrap_run_by_a_non_root_grader(venv_python):
+    """Without root the child is uid 65534 of its own user namespace: it sets RLIMIT_NPROC
+    itself, which the kernel counts for that namespace's processes alone."""
+    import json
+    import subprocess
+
+    top = Path(tempfile.mkdtemp(prefix="attn-grade-nonroot-"))
+    try:
+        os.chmod(top, 0o755)
+        (top / "forks.py").write_text(FORKS)
+        (top / "grade.py").write_text(NON_ROOT_GRADER.format(root=str(ROOT), sub=str(top)))
+        for path in top.iterdir():
+            os.chmod(path, 0o644)
+        proc = subprocess.run(["setpriv", "--reuid", "65534", "--regid", "65534",
+                               "--clear-groups", venv_python, top / "grade.py"],
+                              cwd=top, capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        status, (count, error) = json.loads(proc.stdout.splitlines()[-1])
+        assert status == "ok" and count < 16 and "Resource temporarily unavailable" in error
+    finally:
+        shutil.rmtree(top)
