@@ -165,6 +165,8 @@ TEMPLATES = {
             "CPU 时间超过 {seconds} 秒（CPU 上限）", "same", "same"),
     "disk": ("wrote more than {limit} of files (the disk limit)",
              "写入的文件超过 {limit}（磁盘上限）", "same", "same"),
+    "processes": ("could not start: this run already has {limit} processes (the process "
+                  "limit)", "无法启动：本次评分的进程数已达 {limit}（进程上限）", "same", "same"),
     "crashed": ("the process crashed ({signal})", "进程崩溃了（{signal}）", "same", "same"),
     "exited": ("the process exited (code {code}) before answering; do not call exit() in "
                "graded code", "进程在返回答案前退出了（退出码 {code}）；被评分的代码里不要调用 exit()",

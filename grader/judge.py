@@ -88,6 +88,8 @@ def _crash_line(detail, limits):
         return Msg("crashed", signal=value)
     if kind == "disk":
         return Msg("disk", limit=_size(limits.tmp))
+    if kind == "processes":
+        return Msg("processes", limit=value)
     return Msg("exited", code=value)
 
 

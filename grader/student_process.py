@@ -166,6 +166,11 @@ class StudentProcess:
                 stderr=subprocess.STDOUT, pass_fds=(notify_w,),
                 env=sandbox.child_env(str(self.workdir)), start_new_session=True,
                 preexec_fn=sandbox.preexec(self.plan, self.limits))
+        except BaseException:
+            os.close(notify_r)
+            os.close(self._dir_fd)
+            shutil.rmtree(self.workdir, ignore_errors=True)
+            raise
         finally:
             os.close(notify_w)
             console.close()
@@ -209,7 +214,12 @@ class StudentProcess:
     def prestart(self):
         """Start the child and its import now, to overlap with other work."""
         if self.load_failure is None and self.proc is None:
-            self._start()
+            try:
+                self._start()
+            except BlockingIOError:   # RLIMIT_NPROC: the run's uid has too many processes
+                self._pending_load = CallOutcome(
+                    "crashed", detail=f"processes:{self.limits.processes}")
+                return
             self._pending_load = self._send({"op": "load"})
 
     def _ensure_loaded(self):

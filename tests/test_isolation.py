@@ -373,3 +373,27 @@ def test_fork_loop_is_capped_in_bubblewrap_run_by_a_non_root_grader(venv_python)
         assert status == "ok" and count < 16 and "Resource temporarily unavailable" in error
     finally:
         shutil.rmtree(top)
+
+
+@ROOT_ONLY
+def test_a_child_the_process_limit_does_not_let_start_fails_its_checks(tmp_path,
+                                                                      reachable_python):
+    """The limit counts all of a run's processes; a child over it is that exercise's
+    failure with the reason, not an internal error of the grader."""
+    from grader.judge import _crash_line
+    from grader.feedback import render
+
+    folder = RunFolder(sandbox.plan("process"))
+    sub = _student(tmp_path, "who", WHO)
+    limits = Limits(processes=2)
+    processes = [StudentProcess(folder, sub, "who", limits, "process") for _ in range(4)]
+    try:
+        outcomes = [p.call("who") for p in processes]
+        assert [o.status for o in outcomes[:2]] == ["ok", "ok"]
+        outcome = outcomes[-1]
+        assert outcome.status == "crashed" and outcome.detail == "processes:2", outcomes
+        assert "process limit" in render(_crash_line(outcome.detail, limits), "en")
+    finally:
+        for process in processes:
+            process.close()
+        folder.close()
