@@ -84,19 +84,37 @@ class RunFolder:
         if not path.is_symlink():
             os.chmod(path, 0o750 if path.is_dir() else 0o640)
 
-    def stage(self, submission):
-        """The submission as the child should see it: with a uid of its own, a copy
-        readable by that uid alone (links kept as links, special files left out)."""
-        submission = str(submission)
+    def stage(self, *paths):
+        """Folders as the child should see them (the submission, the public folder).
+
+        With a uid of its own: copies readable by that uid alone (links kept as
+        links, special files left out), under ``files/`` at their absolute paths,
+        so a solution that finds ``../../exercises/SET`` from its own folder still
+        does.  Without one, the folders themselves.
+        """
+        paths = [os.path.realpath(p) for p in paths]
         if self.identity is None:
-            return submission
-        if submission not in self._staged:
-            target = self.root / f"submission-{len(self._staged) + 1}"
-            _copy_tree(Path(submission), target)
-            for path in [target, *target.rglob("*")]:
-                self._share(path)
-            self._staged[submission] = str(target)
-        return self._staged[submission]
+            return paths
+        files = self.root / "files"
+        for path in sorted(paths, key=len):
+            if any(path == done or path.startswith(done + os.sep) for done in self._staged):
+                continue
+            target = files / path.lstrip(os.sep)
+            self._make_parents(target.parent)
+            _copy_tree(Path(path), target)
+            for copied in [target, *target.rglob("*")]:
+                self._share(copied)
+            self._staged[path] = str(target)
+        return [str(files / p.lstrip(os.sep)) for p in paths]
+
+    def _make_parents(self, folder):
+        missing = []
+        while not folder.exists():
+            missing.append(folder)
+            folder = folder.parent
+        for path in reversed(missing):
+            path.mkdir()
+            self._share(path)
 
     def new_workdir(self):
         self._count += 1
@@ -147,7 +165,7 @@ class StudentProcess:
 
     # ------------------------------------------------------------ lifecycle
     def _start(self):
-        submission = self.folder.stage(self.submission)
+        submission, *public = self.folder.stage(self.submission, *self.public)
         self.workdir = self.folder.new_workdir()
         self._dir_fd = os.open(self.workdir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
         notify_r, notify_w = os.pipe()
@@ -159,7 +177,7 @@ class StudentProcess:
         console = open(self.workdir / "console.log", "wb")
         argv = sandbox.command(self.plan, str(self.folder.runtime / "_attn_grade_child.py"),
                                str(self.workdir), submission, str(self.folder.runtime),
-                               self.limits, self.public)
+                               self.limits, public)
         try:
             self.proc = subprocess.Popen(
                 argv, cwd=self.workdir, stdin=subprocess.PIPE, stdout=console,

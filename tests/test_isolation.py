@@ -165,7 +165,7 @@ def test_concurrent_runs_have_different_uids_and_cannot_reach_each_other(run, tm
     assert a.ok and b.ok
     assert a.value[0] != b.value[0]
     _, _, _, _, alice_pid, alice_cwd = a.value
-    alice_submission = alice.folder.stage(alice.submission)
+    alice_submission, = alice.folder.stage(alice.submission)
     targets = [alice_cwd, os.path.join(alice_cwd, "job.json"), os.path.join(alice_cwd, "console.log"),
                alice_submission, os.path.join(alice_submission, "who.py"),
                str(alice.folder.runtime), alice.submission]
@@ -397,3 +397,13 @@ def test_a_child_the_process_limit_does_not_let_start_fails_its_checks(tmp_path,
         for process in processes:
             process.close()
         folder.close()
+
+
+@ROOT_ONLY
+@BWRAP
+def test_copies_keep_the_course_layout_a_reference_relies_on():
+    """dev check grades solutions/day3 itself; its kv_cache finds ../../exercises/day3/models."""
+    course = spec_loader.Course(ROOT)
+    exercise_set = spec_loader.load_set(course, "day3")
+    result = grade_set(exercise_set, exercise_set.solutions_dir, "bubblewrap", only={"kv_cache"})
+    assert result.all_passed, [c.lines for e in result.exercises for c in e.checks if not c.passed]
