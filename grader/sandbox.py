@@ -19,6 +19,7 @@ import dataclasses
 import errno
 import fcntl
 import functools
+import grp
 import math
 import os
 import pwd
@@ -260,9 +261,7 @@ def solutions_readable(solutions_dir):
 def claim_identity():
     """A uid/gid (UID_BASE + n) no other grading run holds, locked until released."""
     lock_dir = _lock_dir()
-    start = os.getpid() % UID_COUNT
-    for i in range(UID_COUNT):
-        uid = UID_BASE + (start + i) % UID_COUNT
+    for uid in range(UID_BASE, UID_BASE + UID_COUNT):   # the lowest free: few lock files
         if _named(uid):
             continue
         fd = os.open(os.path.join(lock_dir, f"{uid}.lock"),
@@ -275,7 +274,7 @@ def claim_identity():
                 continue
             raise
         kill_processes_of(uid)          # left over by a grader that died
-        remove_scratch_files_of(uid)
+        remove_scratch_files_of(uid)    # and its files, run folders (group uid) included
         return Identity(uid, uid, fd)
     raise IsolationError(f"no free uid in {UID_BASE}..{UID_BASE + UID_COUNT - 1}")
 
@@ -294,11 +293,14 @@ def _lock_dir():
 
 
 def _named(uid):
-    try:
-        pwd.getpwuid(uid)
-        return True
-    except KeyError:
-        return False
+    """Whether a user or group of the system already has this number."""
+    for lookup in (pwd.getpwuid, grp.getgrgid):
+        try:
+            lookup(uid)
+            return True
+        except KeyError:
+            pass
+    return False
 
 
 def kill_processes_of(uid):
@@ -331,7 +333,8 @@ def kill_processes_of(uid):
 
 
 def remove_scratch_files_of(uid):
-    """Delete what ``uid`` left at the top of /tmp, /var/tmp and /dev/shm."""
+    """Delete what ``uid`` left at the top of /tmp, /var/tmp and /dev/shm, and run
+    folders of its group (root:uid) a grader that died left there."""
     for top in SCRATCH_DIRS:
         try:
             entries = list(os.scandir(top))
@@ -339,7 +342,8 @@ def remove_scratch_files_of(uid):
             continue
         for entry in entries:
             try:
-                if entry.stat(follow_symlinks=False).st_uid != uid:
+                info = entry.stat(follow_symlinks=False)
+                if uid not in (info.st_uid, info.st_gid):
                     continue
                 if entry.is_dir(follow_symlinks=False):
                     shutil.rmtree(entry.path, ignore_errors=True)

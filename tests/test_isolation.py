@@ -407,3 +407,30 @@ def test_copies_keep_the_course_layout_a_reference_relies_on():
     exercise_set = spec_loader.load_set(course, "day3")
     result = grade_set(exercise_set, exercise_set.solutions_dir, "bubblewrap", only={"kv_cache"})
     assert result.all_passed, [c.lines for e in result.exercises for c in e.checks if not c.passed]
+
+
+@ROOT_ONLY
+def test_a_reused_uid_finds_nothing_of_a_grader_that_died(tmp_path, reachable_python):
+    """A grader killed mid-run leaves its run folder and processes; the next claim of
+    that uid removes both before any new student code runs as it."""
+    import subprocess
+
+    folder = RunFolder(sandbox.plan("process"))
+    uid = folder.identity.uid
+    process = StudentProcess(folder, _student(tmp_path, "who", WHO), "who", Limits(), "process")
+    assert process.call("who").ok
+    os.close(folder.identity.lock_fd)          # the grader "dies": its lock goes...
+    folder.identity.lock_fd = -1               # ...its folder and child stay
+    stale_root, stale_pid = folder.root, process.proc.pid
+    try:
+        again = sandbox.claim_identity()
+        try:
+            assert again.uid == uid
+            assert not stale_root.exists()
+            assert subprocess.run(["ps", "-p", str(stale_pid), "-o", "stat="],
+                                  capture_output=True, text=True).stdout.strip()[:1] in ("", "Z")
+        finally:
+            again.release()
+    finally:
+        process.close()
+        folder.close()
