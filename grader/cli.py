@@ -68,6 +68,20 @@ class SizeType(click.ParamType):
             self.fail(str(exc), param, ctx)
 
 
+def require_isolation_option(default=None):
+    """The ``--require-isolation LEVEL`` option (parameter ``required``), for any command.
+
+    grade-all and the Gradescope bundle: ``require_isolation_option(sandbox.BATCH_MINIMUM)``
+    and pass ``sandbox.require_isolation_args(required)`` to each ``grade`` they run.
+    """
+    return click.option(
+        "--require-isolation", "required", type=click.Choice(sandbox.RANKS), default=default,
+        show_default=default is not None,
+        help="Refuse (exit 2) to grade with isolation weaker than this; levels, weakest "
+             "first: " + " < ".join(sandbox.RANKS) + ". grade-all and Gradescope should "
+             f"require {sandbox.BATCH_MINIMUM}.")
+
+
 def _course(course_dir):
     return spec_loader.Course(Path(course_dir).resolve()) if course_dir else \
         spec_loader.find_course()
@@ -117,10 +131,7 @@ def main():
               help="Course folder (default: found from the current folder up).")
 @click.option("--isolation", type=click.Choice(sandbox.LEVELS), default=None,
               help="How student code is isolated (default: the strongest available).")
-@click.option("--require-isolation", "required", type=click.Choice(sandbox.RANKS), default=None,
-              help="Refuse (exit 2) to grade with isolation weaker than this; levels, weakest "
-                   "first: " + " < ".join(sandbox.RANKS) + f". grade-all and Gradescope "
-                   f"should require {sandbox.BATCH_MINIMUM}.")
+@require_isolation_option()
 @click.option("--time-limit", type=float, help="Seconds of wall time per call.")
 @click.option("--import-time-limit", type=float,
               help="Seconds of wall time to import a student's module (default 10).")

@@ -434,3 +434,13 @@ def test_a_reused_uid_finds_nothing_of_a_grader_that_died(tmp_path, reachable_py
     finally:
         process.close()
         folder.close()
+
+
+@BWRAP
+def test_cli_grades_when_the_requirement_is_met(submission):
+    import json
+
+    proc = run_cli("day3", "--submission", submission("day3"), "--exercise", "temperature",
+                   "--json", "--isolation", "bubblewrap", "--require-isolation", "process-user")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert json.loads(proc.stdout)["extra_data"]["isolation"] == "bubblewrap"
