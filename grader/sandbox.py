@@ -335,7 +335,9 @@ def kill_processes_of(uid):
 def remove_scratch_files_of(uid):
     """Delete what ``uid`` left at the top of /tmp, /var/tmp and /dev/shm, and run
     folders of its group (root:uid) a grader that died left there."""
-    for top in SCRATCH_DIRS:
+    import tempfile
+
+    for top in dict.fromkeys([*SCRATCH_DIRS, tempfile.gettempdir()]):   # run folders: TMPDIR
         try:
             entries = list(os.scandir(top))
         except OSError:

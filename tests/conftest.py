@@ -16,13 +16,13 @@ SOLUTIONS = ROOT / "solutions"
 EXERCISES = ROOT / "exercises"
 
 
-def run_cli(*args, cwd=ROOT, timeout=120, python=None):
+def run_cli(*args, cwd=ROOT, timeout=120, python=None, env=None):
     """Run ``attn-grade`` as a user would; returns the CompletedProcess."""
     return subprocess.run([python or sys.executable, "-m", "grader", *map(str, args)], cwd=cwd,
-                          capture_output=True, text=True, timeout=timeout)
+                          capture_output=True, text=True, timeout=timeout, env=env)
 
 
-def grade_many(jobs, workers=3):
+def grade_many(jobs, workers=3, env=None):
     """Run several CLI gradings at once (they mostly wait on children); in order.
 
     ``jobs``: argument lists for ``attn-grade``, or (argument list, python) pairs.
@@ -34,7 +34,7 @@ def grade_many(jobs, workers=3):
     def one(args):
         args, python = args if isinstance(args, tuple) else (args, None)
         start = time.monotonic()
-        proc = run_cli(*args, python=python)
+        proc = run_cli(*args, python=python, env=env)
         return proc, time.monotonic() - start
 
     with ThreadPoolExecutor(max_workers=workers) as pool:

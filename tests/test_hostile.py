@@ -9,7 +9,9 @@ document, no student process is left running and no course file changed.
 import hashlib
 import json
 import os
+import shutil
 import sys
+import tempfile
 
 import pytest
 
@@ -143,7 +145,9 @@ def course_fingerprint():
     return digest
 
 
-def child_processes():
+def child_processes(marker=b"_attn_grade_child"):
+    """Student processes still running; ``marker``: only those whose command line has it
+    (the machine may be shared with other graders)."""
     found = []
     for entry in os.listdir("/proc"):
         if entry.isdigit():
@@ -151,7 +155,7 @@ def child_processes():
                 cmdline = open(f"/proc/{entry}/cmdline", "rb").read()
             except OSError:
                 continue
-            if b"_attn_grade_child" in cmdline:
+            if b"_attn_grade_child" in cmdline and marker in cmdline:
                 found.append(int(entry))
     return found
 
@@ -283,8 +287,15 @@ def attack_results(request, tmp_path_factory):
         folders.append((folder, {p: p.read_bytes() for p in folder.rglob("*") if p.is_file()}))
         args = ["day3", "--submission", folder, "--json", "--lang", "en", *extra]
         argv.append((args, process_level_python()) if key[1] == "process" else args)
-    results = {key: (*run, *files) for key, run, files in zip(keys, grade_many(argv), folders)}
-    assert child_processes() == []
+    # these runs' folders (and so their children's command lines) under a folder of their own
+    runs_dir = tempfile.mkdtemp(prefix="attn-grade-hostile-")
+    os.chmod(runs_dir, 0o755)   # a run's own uid must reach its run folder
+    try:
+        runs = grade_many(argv, env={**os.environ, "TMPDIR": runs_dir})
+        results = {key: (*run, *files) for key, run, files in zip(keys, runs, folders)}
+        assert child_processes(runs_dir.encode()) == []
+    finally:
+        shutil.rmtree(runs_dir, ignore_errors=True)
     assert course_fingerprint() == before
     return results
 
