@@ -11,13 +11,53 @@ import importlib
 import io
 import json
 import os
+import resource
 import sys
 import traceback
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # -I leaves it out
-import _attn_grade_wire as wire  # noqa: E402
+wire = None   # the wire module, imported once the library paths are known (main)
 
-del sys.path[0]
+
+def drop_privileges(argv):
+    """``--nproc N`` and ``--user UID:GID`` (bubblewrap as root): limit, then switch.
+
+    Runs before anything else, so no student code ever runs with the grader's
+    uid or capabilities; the kernel counts RLIMIT_NPROC for the new uid.
+    """
+    args = dict(zip(argv[::2], argv[1::2]))
+    if "--nproc" in args:
+        n = int(args["--nproc"])
+        resource.setrlimit(resource.RLIMIT_NPROC, (n, n))
+    if "--user" in args:
+        uid, gid = map(int, args["--user"].split(":"))
+        os.setgroups([])
+        os.setgid(gid)
+        os.setuid(uid)
+        if (os.getuid(), os.geteuid(), os.getgid(), os.getegid()) != (uid, uid, gid, gid) \
+                or os.getgroups() or _capabilities():
+            raise SystemExit("attn-grade child: could not switch user")
+    if "--cwd" in args:
+        os.chdir(args["--cwd"])
+
+
+def _capabilities():
+    """Whether this process still holds any capability (permitted, effective, ambient)."""
+    with open("/proc/self/status", "rb") as f:
+        for line in f:
+            if line.startswith((b"CapPrm:", b"CapEff:", b"CapAmb:")) and int(line.split()[1], 16):
+                return True
+    return False
+
+
+def import_wire(library_paths):
+    """The wire module beside this script; numpy from ``library_paths`` (a venv's too)."""
+    global wire
+    here = os.path.dirname(os.path.abspath(__file__))
+    sys.path[:] = [here] + sys.path + [p for p in library_paths if p not in sys.path]
+    import _attn_grade_wire
+
+    wire = _attn_grade_wire
+    del sys.path[0]
 
 
 class CappedText(io.TextIOBase):
@@ -117,13 +157,15 @@ def write_answer(workdir, rid, answer):
 
 
 def main():
+    drop_privileges(sys.argv[1:])
     workdir = os.getcwd()
     with open(os.path.join(workdir, "job.json"), encoding="utf-8") as f:
         job = json.load(f)
+    import_wire(job["library_paths"])
     notify = os.fdopen(job["notify_fd"], "wb", buffering=0)
     requests = sys.stdin.buffer
     sys.stdin = io.StringIO("")
-    sys.path[:] = [job["submission"]] + sys.path + job["library_paths"]
+    sys.path[:] = [job["submission"]] + sys.path
     for name in job.get("preload", ()):
         importlib.import_module(name)   # e.g. sympy, when the checks pass symbols
     child = Child(job)

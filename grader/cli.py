@@ -69,6 +69,20 @@ class SizeType(click.ParamType):
             self.fail(str(exc), param, ctx)
 
 
+def require_isolation_option(default=None):
+    """The ``--require-isolation LEVEL`` option (parameter ``required``), for any command.
+
+    grade-all and the Gradescope bundle: ``require_isolation_option(sandbox.BATCH_MINIMUM)``
+    and pass ``sandbox.require_isolation_args(required)`` to each ``grade`` they run.
+    """
+    return click.option(
+        "--require-isolation", "required", type=click.Choice(sandbox.RANKS), default=default,
+        show_default=default is not None,
+        help="Refuse (exit 2) to grade with isolation weaker than this; levels, weakest "
+             "first: " + " < ".join(sandbox.RANKS) + ". grade-all and Gradescope should "
+             f"require {sandbox.BATCH_MINIMUM}.")
+
+
 def _course(course_dir):
     return spec_loader.Course(Path(course_dir).resolve()) if course_dir else \
         spec_loader.find_course()
@@ -122,20 +136,24 @@ def main():
               help="Course folder (default: found from the current folder up).")
 @click.option("--isolation", type=click.Choice(sandbox.LEVELS), default=None,
               help="How student code is isolated (default: the strongest available).")
+@require_isolation_option()
 @click.option("--time-limit", type=float, help="Seconds of wall time per call.")
 @click.option("--import-time-limit", type=float,
               help="Seconds of wall time to import a student's module (default 10).")
 @click.option("--cpu-limit", type=float, help="Seconds of CPU time per student process.")
 @click.option("--memory-limit", type=SizeType(), help="Memory per student process, e.g. 1GiB.")
 @click.option("--output-limit", type=SizeType(), help="Printed characters kept per call.")
-@click.option("--process-limit", type=click.IntRange(1), help="Processes a student process "
-              "may run (enforced when it runs as an unprivileged user).")
+@click.option("--process-limit", type=click.IntRange(1), help="Processes and threads a run's "
+              "children may have at once (enforced when they run as their own uid, and "
+              "in bubblewrap).")
+@click.option("--tmp-limit", type=SizeType(), help="Scratch space: bubblewrap's /tmp, and the "
+              "work folder beyond one answer (default 64MiB).")
 @click.option("--hidden-visibility", type=click.Choice(report.GRADESCOPE_VISIBILITY),
               default="hidden", show_default=True,
               help="Gradescope visibility of hidden checks in the JSON.")
 def grade(set_id, submission, upload, as_json, output, lang, exercises, course_dir, isolation,
-          time_limit, import_time_limit, cpu_limit, memory_limit, output_limit, process_limit,
-          hidden_visibility):
+          required, time_limit, import_time_limit, cpu_limit, memory_limit, output_limit,
+          process_limit, tmp_limit, hidden_visibility):
     """Grade the exercise set SET."""
     from .grading import grade_set
 
@@ -153,9 +171,9 @@ def grade(set_id, submission, upload, as_json, output, lang, exercises, course_d
             if problem is None:
                 run = grade_set(exercise_set, folder, isolation or sandbox.strongest_available(),
                                 dict(time=time_limit, import_time=import_time_limit,
-                                     cpu=cpu_limit, memory=memory_limit,
-                                     output=output_limit, processes=process_limit),
-                                set(exercises) or None)
+                                     cpu=cpu_limit, memory=memory_limit, output=output_limit,
+                                     processes=process_limit, tmp=tmp_limit),
+                                set(exercises) or None, required)
     except CourseError as exc:
         _fail(exc)
     if run is None:
@@ -304,10 +322,19 @@ def schema():
               help="Feedback language (default: from the locale).")
 @click.option("--isolation", type=click.Choice(sandbox.LEVELS), default=None,
               help="How student code is isolated (default: the strongest available).")
+@require_isolation_option(sandbox.BATCH_MINIMUM)
 @click.option("--time-limit", type=float, help="Seconds of wall time per call.")
+@click.option("--import-time-limit", type=float,
+              help="Seconds of wall time to import a student's module (default 10).")
+@click.option("--cpu-limit", type=float, help="Seconds of CPU time per student process.")
 @click.option("--memory-limit", type=SizeType(), help="Memory per student process.")
+@click.option("--output-limit", type=SizeType(), help="Printed characters kept per call.")
+@click.option("--process-limit", type=click.IntRange(1),
+              help="Processes and threads one student's run may have at once.")
+@click.option("--tmp-limit", type=SizeType(), help="Scratch space per student process.")
 def grade_all_command(set_id, submissions, out_dir, jobs, force, exercises, course_dir, lang,
-                      isolation, time_limit, memory_limit):
+                      isolation, required, time_limit, import_time_limit, cpu_limit,
+                      memory_limit, output_limit, process_limit, tmp_limit):
     """Grade a class: one sub-folder or .zip per student in SUBMISSIONS.
 
     Writes results/STUDENT.json (Gradescope format) and gradebook.csv (student,
@@ -318,8 +345,12 @@ def grade_all_command(set_id, submissions, out_dir, jobs, force, exercises, cour
 
     extra = ["--lang", lang or default_lang()]
     extra += ["--isolation", isolation] if isolation else []
-    extra += ["--time-limit", time_limit] if time_limit else []
-    extra += ["--memory-limit", memory_limit] if memory_limit else []
+    extra += sandbox.require_isolation_args(required) if required else []
+    for flag, value in (("--time-limit", time_limit), ("--import-time-limit", import_time_limit),
+                        ("--cpu-limit", cpu_limit), ("--memory-limit", memory_limit),
+                        ("--output-limit", output_limit), ("--process-limit", process_limit),
+                        ("--tmp-limit", tmp_limit)):
+        extra += [flag, value] if value is not None else []
     for ex_id in exercises:
         extra += ["--exercise", ex_id]
     try:
@@ -372,14 +403,15 @@ def export():
 @click.option("--hidden-visibility", type=click.Choice(report.GRADESCOPE_VISIBILITY),
               default="after_published", show_default=True,
               help="When students see hidden checks on Gradescope.")
-def export_gradescope(set_id, output, course_dir, lang, hidden_visibility):
+@require_isolation_option(sandbox.BATCH_MINIMUM)
+def export_gradescope(set_id, output, course_dir, lang, hidden_visibility, required):
     """Write a Gradescope autograder.zip (setup.sh, run_autograder, the course)."""
     from .export import gradescope_zip
 
     try:
         course = _course(course_dir)
         spec_loader.load_set(course, set_id)
-        data = gradescope_zip(course, set_id, lang, hidden_visibility)
+        data = gradescope_zip(course, set_id, lang, hidden_visibility, required)
     except CourseError as exc:
         _fail(exc)
     write_atomic(output, data)

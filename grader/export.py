@@ -12,6 +12,8 @@ import io
 import zipfile
 from pathlib import Path
 
+from .sandbox import BATCH_MINIMUM
+
 SETUP = """\
 #!/usr/bin/env bash
 # Gradescope runs this once, as root, when it builds the autograder image.
@@ -22,6 +24,8 @@ apt-get install -y python3 python3-pip python3-venv bubblewrap || \\
 python3 -m venv /opt/attn-grade
 /opt/attn-grade/bin/pip install --upgrade pip
 /opt/attn-grade/bin/pip install /autograder/source/course
+# the reference solutions and hidden checks: readable by root (the grader) only
+chmod -R go-rwx /autograder/source/course/solutions
 """
 
 RUN = """\
@@ -36,6 +40,7 @@ mkdir -p "$ROOT/results"
 cd "$ROOT/source/course"
 PYTHONPATH="$ROOT/source/course" "$PYTHON" -m grader {set_id} --course "$ROOT/source/course" \\
   --upload "$ROOT/submission" --json --output "$RESULTS" --lang {lang} \\
+  --require-isolation {required} \\
   --hidden-visibility {hidden_visibility} > /dev/null 2> "$ROOT/results/grader.log"
 status=$?
 if [ "$status" -gt 1 ] || [ ! -s "$RESULTS" ]; then
@@ -53,13 +58,15 @@ exit 0
 COURSE_FILES = ("pyproject.toml", "README.md")
 
 
-def gradescope_zip(course, set_id, lang="en", hidden_visibility="after_published"):
+def gradescope_zip(course, set_id, lang="en", hidden_visibility="after_published",
+                   required=BATCH_MINIMUM):
     """The bytes of an autograder.zip for one set."""
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
         _add_text(archive, "setup.sh", SETUP)
         _add_text(archive, "run_autograder", RUN.format(
-            set_id=set_id, lang=lang, hidden_visibility=hidden_visibility))
+            set_id=set_id, lang=lang, hidden_visibility=hidden_visibility,
+            required=required))
         for name in COURSE_FILES:
             if (course.root / name).is_file():
                 archive.write(course.root / name, f"course/{name}")

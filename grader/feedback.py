@@ -200,6 +200,10 @@ TEMPLATES = {
                "内存用量超过 {limit}（内存上限）", "same", "same"),
     "cpu": ("used more than {seconds} s of CPU time (the CPU limit)",
             "CPU 时间超过 {seconds} 秒（CPU 上限）", "same", "same"),
+    "disk": ("wrote more than {limit} of files (the disk limit)",
+             "写入的文件超过 {limit}（磁盘上限）", "same", "same"),
+    "processes": ("could not start: this run already has {limit} processes (the process "
+                  "limit)", "无法启动：本次评分的进程数已达 {limit}（进程上限）", "same", "same"),
     "crashed": ("the process crashed ({signal})", "进程崩溃了（{signal}）",
                 "the process crashed", "进程崩溃了"),
     "exited": ("the process exited (code {code}) before answering; do not call exit() in "

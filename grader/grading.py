@@ -19,13 +19,22 @@ from .results import CheckResult, ExerciseResult, RunResult
 from .student_process import RunFolder, StudentProcess
 
 
-def grade_set(exercise_set, submission, level, limit_overrides=None, only=None):
-    """Grade ``submission`` (a folder of stub files) against ``exercise_set``."""
+def grade_set(exercise_set, submission, level, limit_overrides=None, only=None,
+              required=None):
+    """Grade ``submission`` (a folder of stub files) against ``exercise_set``.
+
+    ``required``: the weakest isolation acceptable (sandbox.RANKS); a weaker
+    run raises sandbox.IsolationError before any student code runs.
+    """
     start = time.monotonic()
     submission = Path(submission).resolve()
     exercises = [e for e in exercise_set.exercises if only is None or e.id in only]
-    drop = sandbox.drop_privileges(level, str(submission))
-    folder = RunFolder(unprivileged=drop)
+    plan = sandbox.plan(level, exercise_set.solutions_dir, required)
+    try:
+        folder = RunFolder(plan)
+    except BaseException:
+        plan.release()
+        raise
     processes = {}
     try:
         graded = {}
@@ -49,7 +58,7 @@ def grade_set(exercise_set, submission, level, limit_overrides=None, only=None):
         folder.close()
     results = tuple(_with_points(e, graded[e.id]) for e in exercises)
     return RunResult(exercise_set.id, exercise_set.title, results,
-                     sandbox.describe(level, str(submission)), str(submission),
+                     plan.description, str(submission),
                      time.monotonic() - start, exercise_set.released)
 
 

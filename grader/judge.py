@@ -89,6 +89,10 @@ def _crash_line(detail, limits):
         return Msg("memory", limit=_size(limits.memory))
     if kind == "signal":
         return Msg("crashed", signal=value)
+    if kind == "disk":
+        return Msg("disk", limit=_size(limits.tmp))
+    if kind == "processes":
+        return Msg("processes", limit=value)
     return Msg("exited", code=value)
 
 

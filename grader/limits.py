@@ -11,7 +11,7 @@ _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*$")
 
 @dataclasses.dataclass(frozen=True)
 class Limits:
-    """Per-call wall time, per-process CPU time, memory, output and answer caps."""
+    """Per-call wall time, per-process CPU time, memory, output, answer and scratch caps."""
 
     time: float = 5.0          # seconds of wall time per call
     import_time: float = 10.0  # seconds of wall time to import the student's module
@@ -19,7 +19,9 @@ class Limits:
     memory: int = 1024 ** 3    # bytes of address space
     output: int = 64 * 1024    # characters of printed output kept per call
     answer: int = 16 * 1024 ** 2  # bytes of encoded answer per call
-    processes: int = 64        # processes the student user may run
+    processes: int = 64        # processes (and threads) the run's children may have at once
+    tmp: int = 64 * 1024 ** 2  # bytes of scratch space: bubblewrap's /tmp, and the work
+                               # folder beyond one answer file
 
     def merged(self, **overrides):
         """A copy with the given fields replaced; None leaves a field alone."""
@@ -28,7 +30,7 @@ class Limits:
 
 
 LIMIT_FIELDS = tuple(f.name for f in dataclasses.fields(Limits))
-SIZE_FIELDS = ("memory", "output", "answer")
+SIZE_FIELDS = ("memory", "output", "answer", "tmp")
 
 
 def parse_size(text):

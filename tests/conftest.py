@@ -16,23 +16,25 @@ SOLUTIONS = ROOT / "solutions"
 EXERCISES = ROOT / "exercises"
 
 
-def run_cli(*args, cwd=ROOT, timeout=120):
+def run_cli(*args, cwd=ROOT, timeout=120, python=None, env=None):
     """Run ``attn-grade`` as a user would; returns the CompletedProcess."""
-    return subprocess.run([sys.executable, "-m", "grader", *map(str, args)], cwd=cwd,
-                          capture_output=True, text=True, timeout=timeout)
+    return subprocess.run([python or sys.executable, "-m", "grader", *map(str, args)], cwd=cwd,
+                          capture_output=True, text=True, timeout=timeout, env=env)
 
 
-def grade_many(jobs, workers=3):
+def grade_many(jobs, workers=3, env=None):
     """Run several CLI gradings at once (they mostly wait on children); in order.
 
-    ``jobs``: argument lists for ``attn-grade``. Returns (CompletedProcess, seconds) each.
+    ``jobs``: argument lists for ``attn-grade``, or (argument list, python) pairs.
+    Returns (CompletedProcess, seconds) each.
     """
     import time
     from concurrent.futures import ThreadPoolExecutor
 
     def one(args):
+        args, python = args if isinstance(args, tuple) else (args, None)
         start = time.monotonic()
-        proc = run_cli(*args)
+        proc = run_cli(*args, python=python, env=env)
         return proc, time.monotonic() - start
 
     with ThreadPoolExecutor(max_workers=workers) as pool:
@@ -118,3 +120,68 @@ def make_course(tmp_path, exercise=GOOD, manifest=None, hidden=None):
     if hidden:
         (sol / "demo.hidden.yaml").write_text(hidden, encoding="utf-8")
     return Course(tmp_path)
+
+
+# ------------------------------------------------------------ a Python other users can reach
+
+SYSTEM_PYTHON = "/usr/bin/python3.11"   # Debian's: no numpy of its own
+VENV_PACKAGES = ("numpy", "sympy", "pytest", "click", "pyyaml")
+
+
+def system_venv():
+    """A venv over Debian's system Python with the course's libraries, or None.
+
+    Built once (about 15 s) under the temp folder, keyed by the interpreter, and
+    reused; mode 0755 so a run's own uid can start it.
+    """
+    import fcntl
+    import hashlib
+    import os
+    import tempfile
+
+    if not Path(SYSTEM_PYTHON).exists():
+        return None
+    real = os.path.realpath(SYSTEM_PYTHON)
+    key = hashlib.sha256(f"{real}:{os.stat(real).st_mtime}:{VENV_PACKAGES}".encode())
+    folder = Path(tempfile.gettempdir()) / f"attn-grade-test-venv-{key.hexdigest()[:12]}"
+    python = folder / "bin" / "python"
+    with open(f"{folder}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (folder / ".ready").exists():
+            shutil.rmtree(folder, ignore_errors=True)
+            subprocess.run([SYSTEM_PYTHON, "-m", "venv", folder], check=True,
+                           capture_output=True)
+            proc = subprocess.run([python, "-m", "pip", "install", "-q", *VENV_PACKAGES],
+                                  capture_output=True, text=True, timeout=600)
+            if proc.returncode != 0:
+                return None
+            os.chmod(folder, 0o755)
+            (folder / ".ready").write_text("ok")
+    return python
+
+
+@pytest.fixture(scope="session")
+def venv_python():
+    python = system_venv()
+    if python is None:
+        pytest.skip(f"no venv over {SYSTEM_PYTHON} could be built here")
+    return python
+
+
+@pytest.fixture
+def reachable_python(venv_python, monkeypatch):
+    """Children run the system venv's Python: reachable by a run's own uid."""
+    import json
+
+    from grader import sandbox
+
+    paths = json.loads(subprocess.run(
+        [venv_python, "-c", "import json, sysconfig; p = sysconfig.get_paths(); "
+                            "print(json.dumps([p['stdlib'], "
+                            "sorted({p['purelib'], p['platlib']})]))"],
+        capture_output=True, text=True, check=True).stdout)
+    stdlib, paths = paths
+    monkeypatch.setattr(sandbox, "interpreter", lambda: str(venv_python))
+    monkeypatch.setattr(sandbox, "library_paths", lambda: paths)
+    monkeypatch.setattr(sandbox, "stdlib_path", lambda: stdlib)
+    return venv_python

@@ -9,11 +9,14 @@ document, no student process is left running and no course file changed.
 import hashlib
 import json
 import os
+import shutil
+import sys
+import tempfile
 
 import pytest
 
 from conftest import (FULL_DAY3, ROOT, SOLUTIONS, copy_exercises, grade_many,
-                      scores_by_exercise)
+                      scores_by_exercise, system_venv)
 
 from grader import sandbox
 LIMITS = ["--time-limit", "2", "--import-time-limit", "8", "--memory-limit", "768MiB",
@@ -142,7 +145,9 @@ def course_fingerprint():
     return digest
 
 
-def child_processes():
+def child_processes(marker=b"_attn_grade_child"):
+    """Student processes still running; ``marker``: only those whose command line has it
+    (the machine may be shared with other graders)."""
     found = []
     for entry in os.listdir("/proc"):
         if entry.isdigit():
@@ -150,7 +155,7 @@ def child_processes():
                 cmdline = open(f"/proc/{entry}/cmdline", "rb").read()
             except OSError:
                 continue
-            if b"_attn_grade_child" in cmdline:
+            if b"_attn_grade_child" in cmdline and marker in cmdline:
                 found.append(int(entry))
     return found
 
@@ -237,15 +242,42 @@ def hostile_jobs():
     return jobs
 
 
+def keys_for(item):
+    """The hostile runs one collected test reads (so ``-k`` runs only those)."""
+    name, param = item.originalname, getattr(item, "callspec", None)
+    attack = param.params.get("attack") if param else None
+    if name == "test_attack_scores_zero_and_harms_nothing_else":
+        return {(attack, "default")}
+    if name == "test_messages_name_the_limit_or_problem":
+        return {(a, "default") for a in MESSAGES}
+    if name == "test_process_level_without_bubblewrap_holds_too":
+        return {(attack, "process")}
+    return {"test_cpu_limit_is_named": {("infinite loop", "cpu")},
+            "test_reference_solutions_are_out_of_reach": {("read solutions", "bubblewrap")},
+            "test_tampering_changes_no_file": {("tamper", "bubblewrap")}}.get(name, set())
+
+
+def process_level_python():
+    """As root, the process level needs a Python its own uid can reach: not one in /root."""
+    if os.geteuid() == 0 and sandbox._blocking_folder(sys.executable):
+        return system_venv()
+    return None
+
+
 @pytest.fixture(scope="module")
-def attack_results(tmp_path_factory):
-    """Every hostile run through the CLI, a few at a time; course and processes checked.
+def attack_results(request, tmp_path_factory):
+    """The hostile runs the selected tests read, through the CLI, a few at a time;
+    course and processes checked.
 
     key -> (CompletedProcess, seconds, submission folder, its files before grading).
     """
+    wanted = set().union(*(keys_for(item) for item in request.session.items
+                           if item.module is request.module))
     before = course_fingerprint()
     keys, argv, folders = [], [], []
     for key, code, extra in hostile_jobs():
+        if key not in wanted:
+            continue
         folder = tmp_path_factory.mktemp("attack")
         copy_exercises("day3", folder)
         for stub in folder.glob("*.py"):
@@ -253,9 +285,17 @@ def attack_results(tmp_path_factory):
         (folder / "temperature.py").write_text(code)
         keys.append(key)
         folders.append((folder, {p: p.read_bytes() for p in folder.rglob("*") if p.is_file()}))
-        argv.append(["day3", "--submission", folder, "--json", "--lang", "en", *extra])
-    results = {key: (*run, *files) for key, run, files in zip(keys, grade_many(argv), folders)}
-    assert child_processes() == []
+        args = ["day3", "--submission", folder, "--json", "--lang", "en", *extra]
+        argv.append((args, process_level_python()) if key[1] == "process" else args)
+    # these runs' folders (and so their children's command lines) under a folder of their own
+    runs_dir = tempfile.mkdtemp(prefix="attn-grade-hostile-")
+    os.chmod(runs_dir, 0o755)   # a run's own uid must reach its run folder
+    try:
+        runs = grade_many(argv, env={**os.environ, "TMPDIR": runs_dir})
+        results = {key: (*run, *files) for key, run, files in zip(keys, runs, folders)}
+        assert child_processes(runs_dir.encode()) == []
+    finally:
+        shutil.rmtree(runs_dir, ignore_errors=True)
     assert course_fingerprint() == before
     return results
 
@@ -266,19 +306,21 @@ def test_attack_scores_zero_and_harms_nothing_else(attack_results, attack):
     assert_only(doc, "temperature")
 
 
+MESSAGES = {
+    "infinite loop": "took longer than 2 s",
+    "slow import": "importing temperature.py took longer than 8 s",
+    "multi-GiB allocation": "used more than 768 MiB",
+    "segfault": "crashed (SIGSEGV)",
+    "syntax error": "temperature.py has a syntax error",
+    "always-equal object": "returned a Liar, expected an array of numbers",
+    "huge return value": "far too large",
+    "os._exit at import": "exited (code 0)",
+    "200 MB of output": "the other 20",
+}
+
+
 def test_messages_name_the_limit_or_problem(attack_results):
-    expectations = {
-        "infinite loop": "took longer than 2 s",
-        "slow import": "importing temperature.py took longer than 8 s",
-        "multi-GiB allocation": "used more than 768 MiB",
-        "segfault": "crashed (SIGSEGV)",
-        "syntax error": "temperature.py has a syntax error",
-        "always-equal object": "returned a Liar, expected an array of numbers",
-        "huge return value": "far too large",
-        "os._exit at import": "exited (code 0)",
-        "200 MB of output": "the other 20",
-    }
-    for attack, fragment in expectations.items():
+    for attack, fragment in MESSAGES.items():
         doc = check_run(*attack_results[attack, "default"])
         outputs = "\n".join(t["output"] for t in doc["tests"])
         assert fragment in outputs, (attack, outputs[:2000])

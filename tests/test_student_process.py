@@ -1,5 +1,6 @@
 """The child-process boundary: value-or-exception, limits, nothing trusted."""
 
+import os
 import textwrap
 
 import numpy as np
@@ -50,10 +51,12 @@ def level(request):
 
 
 @pytest.fixture
-def child(tmp_path, level):
+def child(tmp_path, level, request):
+    if level == "process" and os.geteuid() == 0:
+        request.getfixturevalue("reachable_python")   # as root: a Python its uid can start
     (tmp_path / "sub").mkdir()
     (tmp_path / "sub" / "mod.py").write_text(CODE, encoding="utf-8")
-    folder = RunFolder(unprivileged=sandbox.drop_privileges(level, str(tmp_path / "sub")))
+    folder = RunFolder(sandbox.plan(level))
     process = StudentProcess(folder, tmp_path / "sub", "mod",
                              Limits(time=1.0, answer=1_000_000, output=100), level)
     yield process
@@ -106,7 +109,7 @@ def test_missing_function(child):
 
 def test_syntax_error_is_reported_once_with_line(tmp_path):
     (tmp_path / "bad.py").write_text("def f(:\n    pass\n")
-    folder = RunFolder(unprivileged=False)
+    folder = RunFolder()
     process = StudentProcess(folder, tmp_path, "bad", Limits(time=2.0), "none")
     try:
         first = process.call("f")
@@ -125,7 +128,7 @@ def test_slow_import_costs_one_timeout(tmp_path):
         def f():
             return 1
         """))
-    folder = RunFolder(unprivileged=False)
+    folder = RunFolder()
     process = StudentProcess(folder, tmp_path, "slow", Limits(time=0.5, import_time=0.5), "none")
     try:
         assert process.call("f").status == "timeout"
