@@ -111,6 +111,12 @@ class _Plugin:
     def pytest_collection_modifyitems(self, items):
         if self.only is not None:
             items[:] = [item for item in items if item.nodeid in self.only]
+        try:   # an undeclared tag is the instructor's mistake: say so before any test runs
+            for item in items:
+                _declared_tags(item, self.by_file[Path(item.path).resolve()])
+        except CourseError as exc:
+            _report_course_error(self.emit, exc)
+            items[:] = []
         self.emit({"items": [item.nodeid for item in items]})
 
     def pytest_runtest_setup(self, item):
@@ -182,6 +188,9 @@ def run(exercises, processes, budget):
                     done[event["test"]] = event
             break
         except bounded.Overrun as exc:
+            if exc.why == "crash":
+                raise RuntimeError(f"the hidden tests crashed in the grader:\n{exc.detail}") \
+                    from None
             if started is None or started in done:
                 raise CourseError(f"the hidden tests stopped before running ({exc.why})",
                                   next(iter(by_file))) from None
@@ -213,8 +222,12 @@ def _session(by_file, only, channel):
         for report in plugin.collect_errors:
             raise _collect_error(report)
     except CourseError as exc:
-        emit({"course_error": {"message": exc.message, "line": exc.line, "hint": exc.hint,
-                               "path": str(exc.path) if exc.path else None}})
+        _report_course_error(emit, exc)
+
+
+def _report_course_error(emit, exc):
+    emit({"course_error": {"message": exc.message, "line": exc.line, "hint": exc.hint,
+                           "path": str(exc.path) if exc.path else None}})
 
 
 def _course_error(data):
@@ -241,6 +254,19 @@ def _rebuild(event, by_id):
         visibility="hidden", max_score=0.0, kind="pytest", description=event.get("doc"),
         uses=tuple(map(str, event.get("uses", ()))))
     return exercise, result, float(points) if type(points) in (int, float) else None
+
+
+def _collect_error(report):
+    """A CourseError at the instructor's line, without pytest's traceback."""
+    crash = getattr(report.longrepr, "reprcrash", None)
+    if crash is not None:
+        return CourseError(f"the hidden tests could not be collected: {crash.message}",
+                           Path(crash.path), crash.lineno)
+    lines = [ln for ln in report.longreprtext.splitlines() if ln.startswith("E ")]
+    detail = lines[-1][1:].strip() if lines else "see pytest's output"
+    return CourseError(f"the hidden tests could not be collected: {detail}",
+                       Path(str(report.nodeid).split("::")[0]) if report.nodeid else None)
+
 
 
 @contextlib.contextmanager
@@ -298,7 +324,9 @@ def _failure(report, exercise, tags, calls):
                              exercise.limits), []
     known = {m.tag: m for m in exercise.misconceptions}
     shown = [t for t in tags if _evidence(known[t], exercise, calls)]
-    return [Msg("hidden-failed")] + [misconception_line(known[t]) for t in shown], shown
+    mutated = sorted({c[0] for c in calls if c[3].ok and c[3].mutated_args})
+    notes = [Msg("mutated-args", function=f) for f in mutated]
+    return [Msg("hidden-failed"), *notes] + [misconception_line(known[t]) for t in shown], shown
 
 
 def _evidence(misconception, exercise, calls):

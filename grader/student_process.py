@@ -48,6 +48,7 @@ class CallOutcome:
     output: str = ""
     output_dropped: int = 0
     mutated_args: bool = False
+    inputs_digest: str = ""    # the child's fingerprint of the inputs after the call
 
     @property
     def ok(self):
@@ -225,6 +226,9 @@ class StudentProcess:
         request = {"op": "call", "function": function, "args": wire.encode(list(args)),
                    "kwargs": wire.encode(dict(kwargs or {}))}
         outcome = self._request(request)
+        if outcome.ok:   # judged here, from what was sent, not by the child's own verdict
+            sent = wire.digest(request["args"], request["kwargs"])
+            outcome = dataclasses.replace(outcome, mutated_args=outcome.inputs_digest != sent)
         if outcome.status in ("timeout", "crashed", "bad_answer"):
             self.close()
         return outcome
@@ -423,8 +427,9 @@ def _outcome_from_answer(raw):
     status = raw["status"]
     common = {"output": output[:100_000], "output_dropped": dropped}
     if status == "ok":
+        digest = raw.get("inputs_digest")
         return CallOutcome("ok", value=wire.decode(raw.get("value")),
-                           mutated_args=raw.get("mutated_args") is True, **common)
+                           inputs_digest=digest if type(digest) is str else "", **common)
     if status == "error":
         return CallOutcome("error", error=_clean_error(raw.get("error")), **common)
     detail = {"missing": raw.get("function"), "unsupported": raw.get("type_name"),

@@ -313,6 +313,14 @@ _DECODERS = {
 }
 
 
+def digest(*encoded):
+    """A fingerprint of encoded values, to tell whether inputs changed during a call."""
+    import hashlib
+
+    text = json.dumps(encoded, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
 def loads(text):
     """Parse wire JSON text; malformed or hostile text raises WireError."""
     try:

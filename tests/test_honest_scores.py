@@ -132,6 +132,21 @@ def _kv_query_heads():
                    "    return kv_cache_bytes_used_query_heads(config, n_tokens, bytes_per_elem)\n")
 
 
+MUTATES_INPUT = '''
+import numpy as np
+def softmax(logits, T=1.0):
+    if isinstance(logits, np.ndarray):
+        logits /= T   # in place: the caller's array changes
+        z = logits
+    else:
+        z = np.asarray(logits, dtype=float) / T
+    z = z - z.max(axis=-1, keepdims=True)
+    e = np.exp(z)
+    return e / e.sum(axis=-1, keepdims=True)
+def greedy(logits):
+    return int(np.argmax(logits))
+'''
+
 CASES = {   # name -> (exercise, file, text)
     "zeros attention": ("attention", "attention", ZEROS_ATTENTION),
     "zeros decode": ("decode", "decode", ZEROS_DECODE),
@@ -139,6 +154,7 @@ CASES = {   # name -> (exercise, file, text)
     "mask hides too much": ("attention", "attention", MASK_TOO_MUCH),
     "split_heads bug": ("multihead", "multihead", _split_heads_bug()),
     "KV with query heads": ("kv_cache", "kv_cache", _kv_query_heads()),
+    "mutates its input": ("temperature", "temperature", MUTATES_INPUT),
 }
 
 
@@ -183,3 +199,13 @@ def test_the_query_heads_mistake_is_named_as_such_on_grouped_models(case_runs):
     assert len(failed) >= 3   # Llama-3-8B, Llama-2-70B and TinyLlama group their KV heads
     for test in failed:
         assert test["tags"] == ["kv-used-query-heads"], (test["name"], test["tags"])
+
+
+def test_a_modified_input_is_seen_by_the_grader_and_is_its_own_check(case_runs):
+    doc = case_runs["mutates its input"]
+    tests = {t["extra_data"]["check"]: t for t in doc["tests"]}
+    assert tests["test_input_not_modified"]["status"] == "failed"
+    assert "modified its input arrays" in tests["test_input_not_modified"]["output"]
+    others = [t for c, t in tests.items() if c != "test_input_not_modified"]
+    assert all(t["status"] == "passed" for t in others), \
+        [t["name"] for t in others if t["status"] != "passed"]

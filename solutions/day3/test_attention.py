@@ -46,9 +46,5 @@ def test_decode_equals_last_prefill_row(student):
 
 
 def test_inputs_not_modified(student):
-    """attention leaves Q, K and V as they were (and its weights still sum to 1)."""
-    outcome = student.call("attention", *_qkv(3, 3))
-    assert not outcome.mutated_args
-    out, weights = outcome.value
-    assert np.asarray(out).shape == (3, 4)
-    assert np.allclose(np.asarray(weights).sum(axis=-1), 1.0)
+    """attention leaves Q, K and V as they were."""
+    assert not student.call("attention", *_qkv(3, 3)).mutated_args
