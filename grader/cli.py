@@ -425,13 +425,18 @@ def export_gradescope(set_id, output, course_dir, lang, hidden_visibility, requi
               help="An empty or new folder for the student bundle.")
 @click.option("--course", "course_dir", type=click.Path(exists=True, file_okay=False),
               help="Course folder (default: found from the current folder up).")
-def release(set_id, out_dir, course_dir):
-    """Write the student bundle of SET: grader, stubs, visible checks; no solutions."""
+@click.option("--isolation", type=click.Choice(sandbox.LEVELS), default=None,
+              help="Isolation for grading the stubs and references before writing.")
+def release(set_id, out_dir, course_dir, isolation):
+    """Write the student bundle of SET: grader, stubs, visible checks; no solutions.
+
+    Refuses when a stub passes a check (it would ship an answer)."""
     from .release import make_release
 
     try:
         course = _course(course_dir)
-        make_release(course, spec_loader.load_set(course, set_id), out_dir)
+        make_release(course, spec_loader.load_set(course, set_id), out_dir,
+                     isolation or sandbox.strongest_available())
     except CourseError as exc:
         _fail(exc)
     click.echo(f"wrote the {set_id} release to {out_dir}: students run "

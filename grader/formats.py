@@ -160,6 +160,8 @@ EXERCISE = Object({
                   "the stub file (default: ID.py with - as _)"),
     "functions": Field(ListOf(IDENT, 1), "the graded functions in the stub", required=True),
     "points": Field(Number(0), "total points of the exercise", required=True),
+    "submission_points": Field(Number(0), "written by 'attn-grade release': the exercise's "
+                               "points when the work is submitted (hidden checks included)"),
     "limits": Field(LimitsType(), "resource limits for the student's code", default={}),
     "hints": Field(ListOf(Bilingual()), "hints shown when a check fails", default=[]),
     "misconceptions": Field(ListOf(MISCONCEPTION), "known wrong answers", default=[]),

@@ -188,14 +188,19 @@ def judge(check, exercise, outcome, expected, wrong_answers):
 
 
 def _exact_first(matched):
-    """(shown, shadowed): when a registered wrong version matches, value rules that
+    """(shown, shadowed): when a registered wrong answer matches, value rules that
     happen to match too (a ratio of 8 may be bits for bytes, or 8 query heads per KV
     head) are not evidence of their mistake."""
-    exact = [m for m in matched if m.rule is None]
+    exact = [m for m in matched if _is_exact(m)]
     if not exact:
         return _unique(matched), []
-    return _unique(exact), [m for m in matched if m.rule is not None and
+    return _unique(exact), [m for m in matched if not _is_exact(m) and
                             m.tag not in {e.tag for e in exact}]
+
+
+def _is_exact(misconception):
+    """A wrong version, or a rule naming the wrong answer itself (a release's form of one)."""
+    return misconception.rule is None or misconception.rule.kind == "equals"
 
 
 def _unique(misconceptions):

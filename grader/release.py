@@ -19,17 +19,21 @@ import yaml
 from . import yaml_source
 from .compare import same_value
 from .errors import CourseError
+from .grading import grade_set
+from .judge import pick
 from .references import Reference
 from .submission_files import stub_names
 
 BUNDLE_FILES = ("pyproject.toml",)
 
 
-def make_release(course, exercise_set, out):
+def make_release(course, exercise_set, out, level):
     """Write the student bundle of ``exercise_set`` into the folder ``out``."""
     out = Path(out)
     if out.exists() and any(out.iterdir()):
         raise CourseError("the output folder is not empty", out, hint="choose a new folder")
+    _refuse_answers_in_stubs(exercise_set, level)
+    points = _points_at_submission(exercise_set, level)
     target = out / "exercises" / exercise_set.id
     shutil.copytree(exercise_set.exercises_dir, target,
                     ignore=shutil.ignore_patterns("*.yaml", "__pycache__"))
@@ -43,30 +47,51 @@ def make_release(course, exercise_set, out):
     manifest = yaml_source.load(exercise_set.exercises_dir / "set.yaml")
     _dump(target / "set.yaml", {**_plain(manifest), "released": True})
     for exercise in exercise_set.exercises:
-        _dump(target / exercise.spec_path.name, released_exercise(exercise))
+        _dump(target / exercise.spec_path.name, released_exercise(exercise, points))
     return out
 
 
-def released_exercise(exercise):
-    """The exercise YAML data with expected answers baked into visible checks."""
+def _refuse_answers_in_stubs(exercise_set, level):
+    """A stub that passes a check would hand out its answer (an instructor's filled-in
+    copy left in exercises/): refuse, naming each such check."""
+    run = grade_set(exercise_set, exercise_set.exercises_dir, level)
+    passing = [f"{c.file}: {c.check}" for e in run.exercises for c in e.checks if c.passed]
+    if passing:
+        raise CourseError("these stubs pass checks, so the release would ship answers: "
+                          + ", ".join(passing), exercise_set.exercises_dir,
+                          hint="restore the stubs (each graded function raises "
+                               "NotImplementedError) and release again")
+
+
+def _points_at_submission(exercise_set, level):
+    """Each check's points in a full grading (hidden checks included), by (exercise, check)."""
+    run = grade_set(exercise_set, exercise_set.solutions_dir, level)
+    return {(c.exercise, c.check): c.max_score for e in run.exercises for c in e.checks}
+
+
+def released_exercise(exercise, points):
+    """The exercise YAML data with expected answers baked into visible checks; each
+    kept check keeps the points it has at submission, so local scores are honest."""
     raw = _plain(yaml_source.load(exercise.spec_path))
     reference = Reference(exercise)
     by_hand = [reference.call(c.function, c.args, c.kwargs, c) for c in exercise.checks
                if not c.args and not c.kwargs]
     checks, rules = [], []
     for check, raw_check in zip(exercise.checks, raw.get("checks", [])):
-        if not check.args and not check.kwargs:
-            continue
+        if (not check.args and not check.kwargs) or check.compare.kind == "formula":
+            continue   # worked out by hand, or a formula: graded at submission only
         expected = check.expect if check.has_expect else reference.call(
             check.function, check.args, check.kwargs, check)
         if any(same_value(expected, answer) for answer in by_hand):
             continue
-        checks.append({**raw_check, "expect": expected})
+        checks.append({**raw_check, "expect": expected,
+                       "points": points[(exercise.id, check.id)]})
         rules += _wrong_answer_rules(exercise, check, reference)
     kept = {c["id"] for c in checks}
     misconceptions = [_only_kept(m, kept) for m in raw.get("misconceptions", [])
                       if "wrong" not in m] + rules
-    return {**raw, "checks": checks,
+    return {**raw, "checks": checks, "points": round(sum(c["points"] for c in checks), 2),
+            "submission_points": exercise.points,
             "misconceptions": [m for m in misconceptions if m is not None]}
 
 
@@ -83,8 +108,8 @@ def _wrong_answer_rules(exercise, check, reference):
     rules = []
     for m in exercise.misconceptions:
         if m.wrong and m.applies_to(check):
-            value = reference.call(m.wrong, check.args, check.kwargs, check,
-                                   purpose=f"wrong version for {m.tag}")
+            value = pick(reference.call(m.wrong, check.args, check.kwargs, check,
+                                        purpose=f"wrong version for {m.tag}"), check.pick)
             rules.append({"tag": m.tag, "message": {"zh": m.message.zh, "en": m.message.en},
                           "when": {"equals": value}, "checks": [check.id]})
     return rules

@@ -100,17 +100,26 @@ def _describe(description, lang):
 def summary(run, lang):
     graded = [e for e in run.exercises if e.checks]
     full = sum(1 for e in graded if e.score == e.max_score)
+    later = _points_at_submission(run) - run.max_score
     if lang == "zh":
         text = (f"{run.title.get(lang)}：得分 {run.score:g} / {run.max_score:g}，"
                 f"{len(graded)} 道练习中 {full} 道全对")
         if run.released:
-            text += "。隐藏测试会在正式提交时运行"
+            text += (f"。另有 {later:g} 分（隐藏测试、手算答案和公式）在正式提交时评分"
+                     if later > 0 else "。隐藏测试会在正式提交时运行")
         return text
     text = (f"{run.title.get(lang)}: {run.score:g} / {run.max_score:g} points, "
             f"{full} of {len(graded)} exercises fully correct")
     if run.released:
-        text += ". Hidden checks run when you submit"
+        text += (f". {later:g} more points (hidden checks, answers worked out by hand, "
+                 "formulas) are graded when you submit" if later > 0
+                 else ". Hidden checks run when you submit")
     return text
+
+
+def _points_at_submission(run):
+    return round(sum(e.exercise.submission_points if e.exercise.submission_points is not None
+                     else e.max_score for e in run.exercises), 2)
 
 
 def _check_lines(ex_result, lang, style):

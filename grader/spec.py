@@ -97,6 +97,7 @@ class Exercise:
     spec_path: Path
     solution_path: Path
     test_files: tuple
+    submission_points: float | None = None   # in a release: the points at submission
 
     @property
     def module(self):

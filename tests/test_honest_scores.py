@@ -209,3 +209,61 @@ def test_a_modified_input_is_seen_by_the_grader_and_is_its_own_check(case_runs):
     others = [t for c, t in tests.items() if c != "test_input_not_modified"]
     assert all(t["status"] == "passed" for t in others), \
         [t["name"] for t in others if t["status"] != "passed"]
+
+
+# ---------------------------------------------------------------- the release bundle
+
+@pytest.fixture(scope="module")
+def release_bundle(tmp_path_factory):
+    from conftest import run_cli
+
+    out = tmp_path_factory.mktemp("release") / "bundle"
+    proc = run_cli("release", "day3", "-o", out)
+    assert proc.returncode == 0, proc.stderr
+    return out
+
+
+def test_the_release_says_how_many_points_wait_for_submission(release_bundle):
+    from conftest import run_cli
+
+    proc = run_cli("day3", "--json", "--lang", "en", cwd=release_bundle)
+    doc = json.loads(proc.stdout)
+    assert doc["max_score"] < 93
+    assert f"{93 - doc['max_score']:g} more points" in doc["output"]
+
+
+def test_the_release_ships_no_formula_and_keeps_diagnoses_of_picked_checks(release_bundle):
+    text = "".join(p.read_text() for p in (release_bundle / "exercises" / "day3").glob("*.yaml"))
+    assert "kind: formula" not in text and "compare: formula" not in text
+    assert "n**2" not in text and "2*L*b*d*h" not in text.replace(" ", "")
+    attention = (release_bundle / "exercises" / "day3" / "attention.yaml").read_text()
+    assert "no-causal-mask" in attention   # the seed-output check picks item 0
+
+
+def test_the_notes_kv_formula_slip_shows_in_the_release(release_bundle, tmp_path):
+    import shutil
+
+    from conftest import run_cli
+
+    bundle = tmp_path / "bundle"
+    shutil.copytree(release_bundle, bundle)
+    (bundle / "exercises" / "day3" / "kv_cache.py").write_text(_kv_query_heads())
+    doc = json.loads(run_cli("day3", "--json", "--lang", "en", "--exercise", "kv_cache",
+                             cwd=bundle).stdout)
+    gqa = next(t for t in doc["tests"] if t["extra_data"]["check"] == "cache-tinyllama-gqa")
+    assert gqa["status"] == "failed" and gqa["tags"] == ["kv-used-query-heads"]
+
+
+def test_a_stub_that_passes_a_check_is_not_released(tmp_path):
+    import shutil
+
+    from conftest import run_cli
+
+    course = tmp_path / "course"
+    for top in ("exercises", "solutions"):
+        shutil.copytree(ROOT / top, course / top)
+    shutil.copy(ROOT / "pyproject.toml", course)
+    shutil.copy(SOLUTIONS / "day3" / "growth.py", course / "exercises" / "day3" / "growth.py")
+    proc = run_cli("release", "day3", "-o", tmp_path / "out", "--course", course)
+    assert proc.returncode == 2 and "growth.py: cells-2000" in proc.stderr
+    assert not (tmp_path / "out" / "exercises").exists()
