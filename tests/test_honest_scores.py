@@ -267,3 +267,25 @@ def test_a_stub_that_passes_a_check_is_not_released(tmp_path):
     proc = run_cli("release", "day3", "-o", tmp_path / "out", "--course", course)
     assert proc.returncode == 2 and "growth.py: cells-2000" in proc.stderr
     assert not (tmp_path / "out" / "exercises").exists()
+
+
+def test_the_query_heads_mistake_is_named_on_every_c3_l2_kv_check_it_fails(tmp_path):
+    import shutil
+
+    from conftest import run_cli
+
+    folder = tmp_path / "submission"
+    shutil.copytree(ROOT / "exercises" / "c3-l2", folder)
+    for stub in (ROOT / "exercises" / "c3-l2").glob("*.py"):
+        shutil.copy(SOLUTIONS / "c3-l2" / stub.name, folder / stub.name)
+    swapped = "".join(f"\n\ndef {f}(*args, **kwargs):\n    return {f}_query_heads(*args, **kwargs)\n"
+                      for f in ("kv_bytes_per_token", "kv_bytes_full_context",
+                                "anchor_gqa_full_context", "deepseek_67b_million_tokens"))
+    with open(folder / "kv_variants.py", "a", encoding="utf-8") as f:
+        f.write(swapped)
+    doc = json.loads(run_cli("c3-l2", "--submission", folder, "--json", "--lang", "en",
+                             "--exercise", "kv_variants").stdout)
+    failed = {t["extra_data"]["check"]: t["tags"] for t in doc["tests"] if t["status"] == "failed"}
+    assert {"gqa-anchor", "gqa-67b", "gqa-custom-fp32", "anchor-gqa-full-by-hand",
+            "deepseek-67b-by-hand"} <= set(failed)
+    assert all(tags == ["kv-used-query-heads"] for tags in failed.values()), failed

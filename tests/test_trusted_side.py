@@ -81,13 +81,31 @@ def _kv_cache_with(body_by_hand):
     return source + f"\n\ndef llama3_8b_kv_per_token():\n    return {body_by_hand}\n"
 
 
+LEVELS = ("default", "process")
+
+
+def _process_level_python():
+    """As root, the process level needs a Python its own uid can reach (not one in /root)."""
+    import os
+    import sys
+
+    from conftest import system_venv
+    from grader import sandbox
+
+    if os.geteuid() == 0 and sandbox._blocking_folder(sys.executable):
+        return system_venv()
+    return None
+
+
 @pytest.fixture(scope="module")
 def attack_runs(tmp_path_factory):
-    """Grade every attack once (three at a time); (document, seconds) by name."""
+    """Grade every attack once at each level (three at a time); (document, seconds) by
+    (name, level)."""
     import shutil
 
     jobs, names = [], []
-    for name, (exercise, files, _) in ATTACKS.items():
+    for (name, (exercise, files, _)), level in [(a, lv) for a in ATTACKS.items()
+                                                for lv in LEVELS]:
         folder = tmp_path_factory.mktemp("attack")
         shutil.copytree(ROOT / "exercises" / SET, folder, dirs_exist_ok=True)
         for stub in (ROOT / "exercises" / SET).glob("*.py"):
@@ -95,8 +113,11 @@ def attack_runs(tmp_path_factory):
         for module, text in files.items():
             text = _kv_cache_with(text) if module == "kv_cache" else text
             (folder / f"{module}.py").write_text(text, encoding="utf-8")
-        jobs.append([SET, "--submission", folder, "--json", "--exercise", exercise, *LIMITS])
-        names.append(name)
+        args = [SET, "--submission", folder, "--json", "--exercise", exercise, *LIMITS]
+        if level == "process":
+            args = (args + ["--isolation", "process"], _process_level_python())
+        jobs.append(args)
+        names.append((name, level))
     runs = {}
     for name, (proc, seconds) in zip(names, grade_many(jobs)):
         assert proc.returncode in (0, 1), f"{name}: exit {proc.returncode}\n{proc.stderr}"
@@ -104,10 +125,12 @@ def attack_runs(tmp_path_factory):
     return runs
 
 
+@pytest.mark.parametrize("level", LEVELS)
 @pytest.mark.parametrize("name", ATTACKS)
-def test_an_answer_against_the_trusted_side_fails_only_its_checks(attack_runs, name):
+def test_an_answer_against_the_trusted_side_fails_only_its_checks(attack_runs, name, level):
     exercise, _, attacked = ATTACKS[name]
-    doc, seconds = attack_runs[name]
+    doc, seconds = attack_runs[name, level]
+    assert doc["extra_data"]["isolation"] != "none"
     assert seconds < 40, f"{name} held the grader {seconds:.0f} s"
     tests = {t["extra_data"]["check"]: t for t in checks_of(doc, exercise)}
     assert tests[attacked]["status"] == "failed", tests[attacked]["output"]
@@ -118,19 +141,19 @@ def test_an_answer_against_the_trusted_side_fails_only_its_checks(attack_runs, n
 
 
 def test_an_overrun_says_the_check_took_too_long(attack_runs):
-    doc, _ = attack_runs["a formula that costs 3**(10**8)"]
+    doc, _ = attack_runs["a formula that costs 3**(10**8)", "default"]
     test = next(t for t in doc["tests"] if t["extra_data"]["check"] == "cells-formula")
     assert "took longer than 4 s" in test["output"]
 
 
 def test_nan_formula_is_named(attack_runs):
-    doc, _ = attack_runs["NaN in a formula"]
+    doc, _ = attack_runs["NaN in a formula", "default"]
     test = next(t for t in doc["tests"] if t["extra_data"]["check"] == "cells-formula")
     assert "NaN or infinity" in test["output"]
 
 
 def test_lone_surrogate_is_escaped_in_the_report(attack_runs):
-    doc, _ = attack_runs["a lone surrogate in an exception"]
+    doc, _ = attack_runs["a lone surrogate in an exception", "default"]
     test = next(t for t in doc["tests"] if t["extra_data"]["check"] == "self-test-q4")
     assert "\\ud800" in test["output"]
 
