@@ -1,0 +1,71 @@
+"""The message catalogue: every message in every language, hidden forms value-free,
+no message used that the catalogue lacks, none kept that nothing uses."""
+
+import re
+import string
+from pathlib import Path
+
+import pytest
+
+from grader import feedback
+
+GRADER = Path(feedback.__file__).parent
+# placeholders that cannot carry a hidden input, an expected value or student-chosen text
+SAFE = {"function", "file", "want", "seconds", "limit", "kind", "tag", "text", "safe_type",
+        "kept", "functions"}
+
+
+def placeholders(template):
+    return {f[1] for f in string.Formatter().parse(template) if f[1]}
+
+
+def forms(lang):
+    """(id, form, template) for every message of ``lang``; 'same' resolved."""
+    for code, entry in feedback.catalogue(lang).items():
+        yield code, "text", entry["text"]
+        if entry.get("hidden") is not None:
+            hidden = entry["text"] if entry["hidden"] == "same" else entry["hidden"]
+            yield code, "hidden", hidden
+
+
+def test_every_language_has_every_message_with_the_same_placeholders():
+    shapes = {lang: {(code, form): placeholders(t) for code, form, t in forms(lang)}
+              for lang in feedback.LANGUAGES}
+    reference = shapes["en"]
+    for lang, shape in shapes.items():
+        assert shape.keys() == reference.keys(), (lang, shape.keys() ^ reference.keys())
+        for key, names in shape.items():
+            assert names == reference[key], (lang, key, names ^ reference[key])
+
+
+@pytest.mark.parametrize("lang", feedback.LANGUAGES)
+def test_hidden_forms_carry_no_value(lang):
+    for code, form, template in forms(lang):
+        if form == "hidden":
+            assert placeholders(template) <= SAFE, (lang, code, placeholders(template) - SAFE)
+
+
+def _codes_in_source(paths=None):
+    pattern = re.compile(r'Msg\(\s*"([a-z0-9-]+)"')
+    return {code for path in paths or GRADER.rglob("*.py")
+            for code in pattern.findall(path.read_text(encoding="utf-8"))}
+
+
+def _missing(paths=None):
+    return _codes_in_source(paths) - set(feedback.catalogue("en"))
+
+
+def test_every_message_the_grader_uses_is_in_the_catalogue():
+    assert not _missing(), f"Msg codes without a catalogue entry: {sorted(_missing())}"
+
+
+def test_no_message_is_dead():
+    dead = set(feedback.catalogue("en")) - _codes_in_source()
+    assert not dead, f"catalogue entries nothing uses: {sorted(dead)}"
+
+
+def test_a_missing_message_fails_here_not_in_a_students_run(tmp_path):
+    """A comparator that emits an unknown code is caught by the source scan above."""
+    module = tmp_path / "new_kind.py"
+    module.write_text('from .feedback import Msg\nreason = Msg("brand-new-diagnosis")\n')
+    assert _missing([*GRADER.rglob("*.py"), module]) == {"brand-new-diagnosis"}
