@@ -15,6 +15,7 @@ import click
 from . import report, sandbox, spec_loader, submission_files
 from .errors import CourseError, ExitCode
 from .files import write_atomic
+from .progress import Progress
 from .limits import parse_size
 
 EPILOG = """\b
@@ -176,16 +177,21 @@ def grade(set_id, submission, upload, as_json, output, lang, exercises, course_d
                                 set(exercises) or None, required)
     except CourseError as exc:
         _fail(exc)
+    mine = Progress(upload or submission or exercise_set.exercises_dir)
     if run is None:
         document = report.not_graded(exercise_set.id, selected, *problem)
     else:
-        document = report.gradescope(run, lang, hidden_visibility)
+        document = report.gradescope(run, lang, hidden_visibility, mine.hints_used(set_id))
+        if not as_json and not upload:   # a student's own run: remember it
+            mine.graded(run)
+            mine.save()
     if output:
         write_atomic(output, json.dumps(document, ensure_ascii=False, indent=2))
     if as_json:
         click.echo(json.dumps(document, ensure_ascii=False, indent=2))
     else:
-        click.echo(report.terminal(run, lang, color=sys.stdout.isatty()) if run
+        click.echo(report.terminal(run, lang, color=sys.stdout.isatty(),
+                                   hints_used=mine.hints_used(set_id)) if run
                    else document["output"])
     sys.exit(ExitCode.PASSED if run and run.all_passed else ExitCode.FAILED)
 
@@ -234,10 +240,97 @@ def list_sets(course_dir, lang):
             exercise_set = spec_loader.load_set(course, set_id)
             total = sum(e.points for e in exercise_set.exercises)
             click.echo(f"{set_id}  {exercise_set.title.get(lang)}  ({total:g} points)")
+            mine = Progress(exercise_set.exercises_dir)
             for ex in exercise_set.exercises:
-                click.echo(f"  {ex.id:<24} {ex.file:<24} {ex.points:>5g}  {ex.title.get(lang)}")
+                done = "✓" if mine.record(set_id, ex.id).solved else " "
+                click.echo(f"{done} {ex.id:<24} {ex.file:<24} {ex.points:>5g}  "
+                           f"{ex.title.get(lang)}")
     except CourseError as exc:
         _fail(exc)
+
+
+def _student_set(course_dir, set_id, exercise_id=None):
+    """(course, set, exercise or None) for the student commands; errors are for people."""
+    course = _course(course_dir)
+    exercise_set = spec_loader.load_set(course, set_id)
+    if exercise_id is not None:
+        _check_exercise_ids(exercise_set, [exercise_id])
+        return course, exercise_set, exercise_set.exercise(exercise_id)
+    return course, exercise_set, None
+
+
+SUBMISSION_OPTION = click.option(
+    "--submission", type=click.Path(exists=True, file_okay=False),
+    help="The folder you work in (default: exercises/SET/); your progress is kept there.")
+
+
+@main.command("show")
+@click.argument("set_id", metavar="SET")
+@click.argument("exercise_id", metavar="[ID]", required=False)
+@SUBMISSION_OPTION
+@click.option("--course", "course_dir", type=click.Path(exists=True, file_okay=False),
+              help="Course folder (default: found from the current folder up).")
+@click.option("--lang", type=click.Choice(["zh", "en"]), default=None,
+              help="Language (default: from the locale).")
+def show(set_id, exercise_id, submission, course_dir, lang):
+    """Show an exercise (or the whole set) as you should read it before coding."""
+    from .student_view import exercise_text
+
+    lang = lang or default_lang()
+    try:
+        _, exercise_set, one = _student_set(course_dir, set_id, exercise_id)
+        used = Progress(submission or exercise_set.exercises_dir).hints_used(set_id)
+        for exercise in [one] if one else exercise_set.exercises:
+            click.echo("\n".join(exercise_text(exercise, lang, used.get(exercise.id, 0))))
+            click.echo("")
+    except CourseError as exc:
+        _fail(exc)
+
+
+@main.command("hint")
+@click.argument("set_id", metavar="SET")
+@click.argument("exercise_id", metavar="ID")
+@SUBMISSION_OPTION
+@click.option("--course", "course_dir", type=click.Path(exists=True, file_okay=False),
+              help="Course folder (default: found from the current folder up).")
+@click.option("--lang", type=click.Choice(["zh", "en"]), default=None,
+              help="Language (default: from the locale).")
+def hint(set_id, exercise_id, submission, course_dir, lang):
+    """Show the next hint of exercise ID (and the ones shown before). Hints go from a
+    nudge to a near-answer; each one you ask for is recorded."""
+    from .student_view import hint_lines
+
+    lang = lang or default_lang()
+    try:
+        _, exercise_set, exercise = _student_set(course_dir, set_id, exercise_id)
+    except CourseError as exc:
+        _fail(exc)
+    mine = Progress(submission or exercise_set.exercises_dir)
+    shown = mine.record(set_id, exercise_id).hints
+    if shown < len(exercise.hints):
+        shown = mine.hint_shown(set_id, exercise_id)
+        mine.save()
+    click.echo("\n".join(hint_lines(exercise, shown, lang)))
+
+
+@main.command("progress")
+@click.argument("set_id", metavar="SET")
+@SUBMISSION_OPTION
+@click.option("--course", "course_dir", type=click.Path(exists=True, file_okay=False),
+              help="Course folder (default: found from the current folder up).")
+@click.option("--lang", type=click.Choice(["zh", "en"]), default=None,
+              help="Language (default: from the locale).")
+def progress(set_id, submission, course_dir, lang):
+    """Your progress in SET: best score, attempts and hints per exercise, and what's next."""
+    from .student_view import progress_lines
+
+    lang = lang or default_lang()
+    try:
+        _, exercise_set, _ = _student_set(course_dir, set_id)
+    except CourseError as exc:
+        _fail(exc)
+    mine = Progress(submission or exercise_set.exercises_dir)
+    click.echo("\n".join(progress_lines(mine, exercise_set, lang)))
 
 
 @main.group()

@@ -72,7 +72,9 @@ def gradescope_zip(course, set_id, lang="en", hidden_visibility="after_published
                 archive.write(course.root / name, f"course/{name}")
         for top in (Path("grader"), Path("exercises") / set_id, Path("solutions") / set_id):
             for path in sorted((course.root / top).rglob("*")):
-                if path.is_file() and "__pycache__" not in path.parts:
+                parts = path.relative_to(course.root).parts
+                if path.is_file() and "__pycache__" not in parts and \
+                        not any(p.startswith(".") for p in parts):
                     archive.write(path, f"course/{path.relative_to(course.root)}")
     return buffer.getvalue()
 

@@ -127,6 +127,10 @@ CHECK = Object({
     "pick": Field(AnyValue(), "compare only item/key PICK of the answer (e.g. 0 of a tuple)"),
     "expect": Field(AnyValue(), "the expected answer (default: the reference's answer)"),
     "description": Field(Bilingual(), "what the check is about, shown with its result"),
+    "reveal": Field(Enum("answer", "diagnosis", "nothing"),
+                    "what a failure may show: the expected answer, only what is wrong, or "
+                    "nothing (default: diagnosis for answers typed in and for choices, "
+                    "answer for code checks)"),
 }, "one graded call")
 
 MISCONCEPTION_RULES = {

@@ -144,7 +144,7 @@ def _failed(exercise, check, lines):
     return CheckResult(exercise=exercise.id, file=exercise.file, check=check.id,
                        visibility=check.visibility, passed=False, max_score=0.0,
                        lines=tuple(lines), description=check.description,
-                       function=check.function)
+                       function=check.function, reveal=check.reveal)
 
 
 def _with_points(exercise, pairs):

@@ -158,16 +158,17 @@ def judge_safely(check, exercise, outcome, expected, wrong_answers):
 def _base(check, exercise):
     return dict(exercise=exercise.id, file=exercise.file, check=check.id,
                 visibility=check.visibility, max_score=0.0, description=check.description,
-                function=check.function)
+                function=check.function, reveal=check.reveal)
 
 
 def judge(check, exercise, outcome, expected, wrong_answers):
     """The result of one YAML check. ``wrong_answers``: (misconception, value) pairs."""
     base = _base(check, exercise)
+    printed = "" if check.hidden else outcome.output   # hidden inputs could be printed
     if not outcome.ok:
         lines = outcome_lines(outcome, check.function, exercise.file, exercise.limits,
                               WANTED[check.compare.kind])
-        return CheckResult(passed=False, lines=tuple(lines), **base)
+        return CheckResult(passed=False, lines=tuple(lines), output=printed, **base)
     base["answered"] = True
     notes = _output_note(outcome, exercise.limits)
     try:
@@ -182,9 +183,10 @@ def judge(check, exercise, outcome, expected, wrong_answers):
     matched = [m for m, wrong in wrong_answers
                if matches(m, answer, expected, wrong, verdict, check)]
     matched, shadowed = _exact_first(matched)
-    lines = [verdict.reason, verdict.tolerance, *map(misconception_line, matched), *notes]
+    own = [Msg("not-right", got=answer)] if check.reveal != "answer" else []
+    lines = [*own, verdict.reason, verdict.tolerance, *map(misconception_line, matched), *notes]
     return CheckResult(passed=False, lines=tuple(lines), tags=tuple(m.tag for m in matched),
-                       shadowed=tuple(m.tag for m in shadowed), **base)
+                       shadowed=tuple(m.tag for m in shadowed), output=printed, **base)
 
 
 def _exact_first(matched):

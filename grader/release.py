@@ -36,7 +36,7 @@ def make_release(course, exercise_set, out, level):
     points = _points_at_submission(exercise_set, level)
     target = out / "exercises" / exercise_set.id
     shutil.copytree(exercise_set.exercises_dir, target,
-                    ignore=shutil.ignore_patterns("*.yaml", "__pycache__"))
+                    ignore=shutil.ignore_patterns("*.yaml", "__pycache__", ".*"))
     shutil.copytree(Path(__file__).parent, out / "grader",
                     ignore=shutil.ignore_patterns("__pycache__"))
     for name in BUNDLE_FILES:

@@ -5,15 +5,22 @@ On hidden checks only value-free phrasings are used (see ``feedback``).
 """
 
 from . import __version__
-from .feedback import Msg, fmt, render
+from .feedback import Msg, fmt, printable, render
 from .spec import Text
 
 GRADESCOPE_VISIBILITY = ("visible", "hidden", "after_due_date", "after_published")
 
 
-def check_lines(result, lang, check_spec=None, hints=()):
-    """The feedback sentences of one check, as shown to the student."""
+def check_lines(result, lang, check_spec=None):
+    """The feedback sentences of one check, as shown to the student.
+
+    A hidden check shows value-free phrasings only; a visible check whose answer
+    the student must work out (``reveal: diagnosis``) shows their own answer and
+    what is wrong with it, never the expected one; ``reveal: nothing`` shows no
+    more than that it failed.
+    """
     hidden = result.hidden
+    mode = "hidden" if hidden else result.reveal
     lines = []
     if hidden and not result.passed:
         lines.append(render(Msg("hidden-failed"), lang))
@@ -21,17 +28,31 @@ def check_lines(result, lang, check_spec=None, hints=()):
         lines.append(render(Msg("hidden-passed"), lang))
     elif result.passed:
         lines.append(render(Msg("passed"), lang))
+    elif mode == "nothing":
+        return [render(Msg("no-feedback"), lang)]
     for msg in result.lines:
         if hidden and msg.code == "hidden-failed":
             continue
-        text = render(msg, lang, hidden=hidden)
+        text = render(msg, lang, hidden=mode != "answer" and msg.code != "not-right")
         if text:
             lines.append(text)
     if not result.passed and not hidden and result.answered and check_spec is not None:
         lines.append(render(Msg("call", call=call_text(check_spec)), lang))
-    if not result.passed and hints:
-        lines.append(render(Msg("hint", text=hints[0]), lang))
+    if not result.passed and not hidden and result.output:
+        lines += own_output(result.output, lang)
     return lines
+
+
+OUTPUT_LINES = 20
+
+
+def own_output(text, lang):
+    """What the student's code printed during a failed visible check, marked as theirs."""
+    printed = text.rstrip("\n").split("\n")
+    shown = [f"  | {printable(line, 200)}" for line in printed[:OUTPUT_LINES]]
+    more = len(printed) - OUTPUT_LINES
+    tail = [render(Msg("output-more", lines=more), lang)] if more > 0 else []
+    return [render(Msg("your-output"), lang), *shown, *tail]
 
 
 def call_text(check):
@@ -44,15 +65,15 @@ def _check_spec(exercise, check_id):
     return next((c for c in exercise.checks if c.id == check_id), None)
 
 
-def gradescope(run, lang, hidden_visibility="hidden"):
-    """The Gradescope results.json document."""
+def gradescope(run, lang, hidden_visibility="hidden", hints_used=None):
+    """The Gradescope results.json document. ``hints_used``: exercise id -> hints shown."""
     tests = []
+    hints_used = hints_used or {}
     for ex_result in run.exercises:
         exercise = ex_result.exercise
-        hints = tuple(h.get(lang) for h in exercise.hints)
         for check in ex_result.checks:
             spec = _check_spec(exercise, check.check)
-            output = check_lines(check, lang, spec, hints)
+            output = check_lines(check, lang, spec)
             if check.description is not None:
                 output.insert(0, _describe(check.description, lang))
             tests.append({
@@ -74,7 +95,8 @@ def gradescope(run, lang, hidden_visibility="hidden"):
                        "grader_version": __version__, "released": run.released,
                        "exercises": [{"exercise": e.exercise.id, "file": e.exercise.file,
                                       "score": round(e.score, 4),
-                                      "max_score": round(e.max_score, 4)}
+                                      "max_score": round(e.max_score, 4),
+                                      "hints_used": hints_used.get(e.exercise.id, 0)}
                                      for e in run.exercises]}}
 
 
@@ -122,6 +144,17 @@ def _points_at_submission(run):
                      else e.max_score for e in run.exercises), 2)
 
 
+def _next_steps(set_id, exercise, used, lang):
+    """Where to read the exercise again, and how many hints are left to ask for."""
+    out = ["  " + render(Msg("see-exercise", command=f"attn-grade show {set_id} {exercise.id}"),
+                         lang)]
+    left = len(exercise.hints) - used
+    if left > 0:
+        out.append("  " + render(Msg("hints-left", count=left,
+                                     command=f"attn-grade hint {set_id} {exercise.id}"), lang))
+    return out
+
+
 def _check_lines(ex_result, lang, style):
     """One line per check; failing checks that share a single problem share a line."""
     fixed = render(Msg("hidden-failed"), lang)
@@ -156,8 +189,9 @@ def _labels(labels):
     return f"{len(labels)} checks ({shown})"
 
 
-def terminal(run, lang, color=False):
-    """Plain-text report for a terminal."""
+def terminal(run, lang, color=False, hints_used=None):
+    """Plain-text report for a terminal. Hints are never printed uninvited: a failed
+    exercise says how many are left and the command that shows the next one."""
     def style(text, **kw):
         if not color:
             return text
@@ -173,8 +207,9 @@ def terminal(run, lang, color=False):
         if not ex_result.checks:
             out.append("  " + render(Msg("at-submission"), lang))
         out += _check_lines(ex_result, lang, style)
-        if ex_result.score < ex_result.max_score and exercise.hints:
-            out.append("  " + render(Msg("hint", text=exercise.hints[0].get(lang)), lang))
+        if ex_result.score < ex_result.max_score:
+            out += _next_steps(run.set_id, exercise, (hints_used or {}).get(exercise.id, 0),
+                               lang)
         out.append("")
     out.append(style(summary(run, lang), bold=True))
     return "\n".join(out)

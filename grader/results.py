@@ -25,6 +25,8 @@ class CheckResult:
     uses: tuple = ()           # functions a hidden pytest test called
     function: str = ""         # the function a YAML check calls
     shadowed: tuple = ()       # rule tags that matched too but yield to a wrong version
+    reveal: str = "answer"     # what the check's feedback may show (see Check.reveal)
+    output: str = ""           # what the student's code printed (failed visible checks)
 
     @property
     def score(self):
@@ -81,6 +83,8 @@ def misconception_line(misconception):
 
 # ------------------------------------------------------------ crossing a fork
 
+OUTPUT_KEPT = 8000   # characters of a student's printed output a result keeps
+
 def outcome_to_plain(result):
     """The parts of a CheckResult that judging decides, as JSON-able data.
 
@@ -90,6 +94,7 @@ def outcome_to_plain(result):
     return {"passed": bool(result.passed), "lines": [_plain(m) for m in result.lines],
             "tags": [str(t) for t in result.tags], "answered": bool(result.answered),
             "shadowed": [str(t) for t in result.shadowed],
+            "output": result.output[:OUTPUT_KEPT],
             "margin": result.margin if isinstance(result.margin, float) else None}
 
 
@@ -100,6 +105,7 @@ def outcome_from_plain(data, **base):
                        lines=tuple(_unplain(m) for m in data.get("lines", ())),
                        tags=tuple(t for t in data.get("tags", ()) if type(t) is str),
                        shadowed=tuple(t for t in data.get("shadowed", ()) if type(t) is str),
+                       output=data["output"] if type(data.get("output")) is str else "",
                        answered=data.get("answered") is True,
                        margin=float(margin) if type(margin) in (int, float) else None, **base)
 

@@ -75,6 +75,7 @@ class Check:
     description: Text | None
     source: Path
     line: int
+    reveal: str = "answer"     # what a failure may show: answer | diagnosis | nothing
 
     @property
     def hidden(self):

@@ -118,7 +118,14 @@ def _check(raw, functions, default_visibility, path, seed_offset):
         expect=inputs.build(raw["expect"], path, seed_offset),
         has_expect=raw["expect"] is not None,
         description=Text(**raw["description"]) if raw["description"] else None,
-        source=path, line=line)
+        source=path, line=line, reveal=raw["reveal"] or _default_reveal(raw))
+
+
+def _default_reveal(raw):
+    """Answers typed in and choices must be worked out: a failure names no answer."""
+    kind = raw["compare"].kind
+    return "diagnosis" if (not raw["args"] and not raw["kwargs"]) or kind in ("choice", "set") \
+        else "answer"
 
 
 def _unique_ids(checks):
