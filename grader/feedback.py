@@ -168,6 +168,10 @@ TEMPLATES = {
                     "答案无法按所需的类型（数或值）读取", "same", "same"),
     "needs-value-checks": ("this property counts once {functions} also passes its value checks",
                            "{functions} 通过数值检查之后，这项性质检查才计分", "same", "same"),
+    "needs-hidden-checks": ("this check counts once {function} also passes a hidden check: "
+                            "answers written in for the inputs you can see earn nothing",
+                            "{function} 通过至少一项隐藏检查之后，这项检查才计分：照着看得见的输入"
+                            "写死答案不得分", "same", "same"),
     "judge-timeout": ("checking this answer took longer than {seconds} s, so it is not accepted",
                       "检查这个答案用时超过 {seconds} 秒，因此不予通过", "same", "same"),
     # outcomes of the call itself
