@@ -178,6 +178,10 @@ def stand_ins_score_nothing(exercise_set, level, reference_runs, only=None):
     out = [Finding(exercise_set.id, "", "stand-ins (what doing nothing scores):\n"
                    + "\n".join(standins.table(scores)), problem=False)]
     for s in scores:
+        if s.failing:
+            out.append(Finding(exercise_set.id, s.exercise, f"cannot build the {s.kind} "
+                                                            f"stand-in of {s.function}: "
+                                                            f"{s.failing}"))
         if s.too_high:
             limit = "nothing" if s.kind != "lookup" else f"at most {s.allowed:g}"
             out.append(Finding(exercise_set.id, s.exercise,

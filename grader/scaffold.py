@@ -34,7 +34,7 @@ misconceptions: []
 #    wrong: {function}_wrong  # a wrong version in solutions/{set_id}/{file}
 checks:
   - id: example
-    args: [3]                # tags: !array, !random, !randint, !model, !tuple, !symbol, !expr, !json
+    args: [3]                # input tags (README): !array, !random, !randint, !model, !json, ...
     compare: exact           # number, array, shape, exact, choice, set, formula, bytes, dict
     description: {{zh: TODO, en: TODO}}
 # Hidden checks are in solutions/{set_id}/{id}.hidden.yaml (same format), hidden

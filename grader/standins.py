@@ -72,7 +72,7 @@ class Score:
 
     @property
     def too_high(self):
-        return self.score > self.allowed + 1e-9
+        return not self.failing and self.score > self.allowed + 1e-9
 
 
 def grade_standins(exercise_set, level, reference_runs, only=None):
@@ -85,9 +85,20 @@ def grade_standins(exercise_set, level, reference_runs, only=None):
     plans = {e.id: _plan(e) for e in exercises}
     uses = {e.id: _test_uses(reference_runs.get(e.id)) for e in exercises}
     scores = []
+    data = data_files(exercise_set)
     for kind in KINDS:
-        jobs = {e.id: [f for f, kinds in plans[e.id].items() if kind in kinds] for e in exercises}
-        jobs = {ex: fs for ex, fs in jobs.items() if fs}
+        jobs = {}
+        for e in exercises:
+            for f, kinds in plans[e.id].items():
+                if kind not in kinds:
+                    continue
+                try:
+                    standin_source(e, f, kind, data)
+                except CourseError as exc:
+                    scores.append(Score(exercise_set.id, e.id, f, kind, 0.0, 0.0,
+                                        failing=exc.message))
+                    continue
+                jobs.setdefault(e.id, []).append(f)
         if not jobs:
             continue
         run = _grade(exercise_set, level, {ex: {f: kind for f in fs} for ex, fs in jobs.items()})
@@ -316,6 +327,9 @@ def table(scores):
             s = kinds.get(kind)
             if s is None:
                 cells.append(f"{'-':>10}")
+                continue
+            if s.failing:
+                cells.append(f"{'✗?':>10}")
                 continue
             mark = "✗" if s.too_high else " "
             cells.append(f"{mark}{s.score:g}/{s.max_score:g}".rjust(10))

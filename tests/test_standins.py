@@ -123,7 +123,7 @@ checks:
 
 
 def test_the_lookup_table_holds_the_data_files_and_their_sizes(tmp_path):
-    course = make_course(tmp_path, exercise=KV)
+    make_course(tmp_path, exercise=KV)
     models = tmp_path / "exercises/demo/models"
     models.mkdir()
     for name, layers, ctx in (("small", 2, 512), ("big", 80, 4096)):
