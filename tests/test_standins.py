@@ -164,6 +164,11 @@ HARD_CODED = {
     "576 written in": ("c3-l2", "kv_variants", "kv_variants", (
         'width = config["kv_lora_rank"] + config["qk_rope_head_dim"]', "width = 576"),
         "mla_bytes_per_token"),
+    "head_dim = 128 in decode": ("day3", "shapes", "shapes", (
+        "    d_head = d_model // n_heads\n    seen", "    d_head = 128\n    seen"),
+        "decode_shapes"),
+    "262,144 written in": ("c3-l2", "kv_variants", "kv_variants", (
+        '* config["max_position_embeddings"]', "* 262144"), "kv_bytes_full_context"),
     "growth 16": ("day3", "growth", "growth", (
         "    return (n_to / n_from) ** 2\n", "    return 16.0\n"), "growth_factor"),
 }
