@@ -175,7 +175,9 @@ def stand_ins_score_nothing(exercise_set, level, reference_runs, only=None):
     scores = standins.grade_standins(exercise_set, level, reference_runs, only)
     if not scores:
         return []
-    out = [Finding(exercise_set.id, "", "stand-ins (what doing nothing scores):\n"
+    out = [Finding(exercise_set.id, "", "stand-ins: points of each function's checks "
+                                        "they score (zeros, constant, echo may score 0; "
+                                        "lookup half):\n"
                    + "\n".join(standins.table(scores)), problem=False)]
     for s in scores:
         if s.failing:

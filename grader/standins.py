@@ -318,9 +318,7 @@ def table(scores):
     for s in scores:
         rows.setdefault((s.set_id, s.exercise, s.function), {})[s.kind] = s
     width = max((len(f"{ex}.{f}") for _, ex, f in rows), default=10)
-    out.append(f"  {'function':<{width}}  " + "  ".join(f"{k:>10}" for k in KINDS)
-               + "   (points of its checks; zeros/constant/echo must score 0, "
-                 "lookup at most half)")
+    out.append(f"  {'function':<{width}}  " + "  ".join(f"{k:>10}" for k in KINDS))
     for (set_id, ex, f), kinds in rows.items():
         cells = []
         for kind in KINDS:
