@@ -107,9 +107,11 @@ def main():
     attn-grade list                       sets and exercises with points
     \b
     For instructors:
-    attn-grade new SET ID                 start an exercise (YAML, stub, reference)
+    attn-grade new SET ID                 start an exercise (YAML, stub, reference,
+                                          hidden checks)
     attn-grade dev check [SET]            prove stubs fail, references pass, wrong
-                                          versions are caught
+                                          versions are caught, doing nothing scores
+                                          nothing
     attn-grade release SET -o DIR         student bundle without solutions
     attn-grade grade-all SET DIR -o OUT   grade a class into a CSV gradebook
     attn-grade export gradescope SET      a Gradescope autograder.zip
@@ -351,7 +353,9 @@ def dev():
 def dev_check(set_ids, course_dir, isolation, seeds, exercises):
     """Prove a course's checks: valid YAML, no stray files, every stub fails,
     every reference passes on several seeds, every registered wrong version is
-    caught and tagged. Exits 1 with a list of what to fix."""
+    caught and tagged, stand-ins that do nothing (zeros, a constant, the first
+    argument, a table of the visible answers) score nothing. Exits 1 with a list
+    of what to fix."""
     from .devcheck import check_course
 
     try:
@@ -369,7 +373,7 @@ def dev_check(set_ids, course_dir, isolation, seeds, exercises):
         click.echo(f"dev check: {len(problems)} problem(s) to fix in {sets}")
         sys.exit(ExitCode.FAILED)
     click.echo(f"dev check: {sets} OK (stubs fail, references pass on {seeds} seed(s), "
-               "every wrong version is caught)")
+               "every wrong version is caught, doing nothing scores nothing)")
 
 
 @main.command("new")

@@ -3,7 +3,9 @@
 For each set: every YAML file loads; no stray files; the stubs fail every
 check; the reference solutions get full marks on several input seeds (and we
 report how close each check comes to its tolerance); every registered wrong
-version fails some check and carries its tag.
+version fails some check and carries its tag; stand-ins that do nothing (zeros,
+a constant, the first argument, a lookup table of what a student can see)
+score nothing, or at most half for the lookup table (``standins``).
 """
 
 import dataclasses
@@ -11,7 +13,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from . import spec_loader
+from . import spec_loader, standins
 from .errors import CourseError
 from .grading import grade_set
 
@@ -41,7 +43,7 @@ def check_course(course, set_ids, level, seeds=SEEDS, only=None):
     return findings
 
 
-def check_set(course, set_id, level, seeds=SEEDS, only=None):
+def check_set(course, set_id, level, seeds=SEEDS, only=None, stand_ins=True):
     """``only``: exercise ids to grade (None: all); files are always all checked."""
     try:
         exercise_set = spec_loader.load_set(course, set_id)
@@ -50,8 +52,11 @@ def check_set(course, set_id, level, seeds=SEEDS, only=None):
     findings = stray_files(exercise_set)
     try:
         findings += stubs_fail(exercise_set, level, only)
-        findings += solutions_pass(course, set_id, level, seeds, only)
+        reference_runs = {}
+        findings += solutions_pass(course, set_id, level, seeds, only, reference_runs)
         findings += wrong_versions_caught(exercise_set, level, only)
+        if stand_ins:
+            findings += stand_ins_score_nothing(exercise_set, level, reference_runs, only)
     except CourseError as exc:
         findings.append(Finding(set_id, "", f"grading failed: {exc}"))
     return findings
@@ -89,11 +94,14 @@ def stubs_fail(exercise_set, level, only=None):
             for e in run.exercises for c in e.checks if c.passed]
 
 
-def solutions_pass(course, set_id, level, seeds, only=None):
+def solutions_pass(course, set_id, level, seeds, only=None, keep=None):
+    """``keep``: a dict that receives the first seed's ExerciseResult of each exercise."""
     out, margins = [], {}
     for seed in seeds:
         exercise_set = spec_loader.load_set(course, set_id, seed_offset=seed)
         run = grade_set(exercise_set, exercise_set.solutions_dir, level, only=only)
+        if keep is not None and seed == seeds[0]:
+            keep.update({e.exercise.id: e for e in run.exercises})
         for e in run.exercises:
             for c in e.checks:
                 key = (c.exercise, c.check)
@@ -170,3 +178,35 @@ def _wrong_submission(exercise_set, exercise, wrong, function, folder):
     (folder / exercise.file).write_text(
         f"from {private} import *  # noqa\nfrom {private} import {wrong} as {function}  # noqa\n")
     return folder
+
+
+def stand_ins_score_nothing(exercise_set, level, reference_runs, only=None):
+    """The stand-in table (a note) and a problem for each stand-in that scores too much."""
+    scores = standins.grade_standins(exercise_set, level, reference_runs, only)
+    if not scores:
+        return []
+    out = [Finding(exercise_set.id, "", "stand-ins: points of each function's checks "
+                                        "they score (zeros, constant, echo may score 0; "
+                                        "lookup half):\n"
+                   + "\n".join(standins.table(scores)), problem=False)]
+    for s in scores:
+        if s.failing:
+            out.append(Finding(exercise_set.id, s.exercise, f"cannot build the {s.kind} "
+                                                            f"stand-in of {s.function}: "
+                                                            f"{s.failing}"))
+        if s.too_high:
+            limit = "nothing" if s.kind != "lookup" else f"at most {s.allowed:g}"
+            out.append(Finding(exercise_set.id, s.exercise,
+                               f"the {s.kind} stand-in of {s.function} scores "
+                               f"{s.score:g} of {s.max_score:g} (allowed: {limit}); "
+                               + _STAND_IN_ADVICE[s.kind]))
+    return out
+
+
+_STAND_IN_ADVICE = {
+    "zeros": "add a check whose answer is not zero, empty or False",
+    "constant": "add checks whose answers differ from the first visible check's",
+    "echo": "add checks whose answer is not the first argument",
+    "lookup": "add hidden checks with inputs a student cannot guess (seeded !random, "
+              "!model) worth at least half of its points",
+}

@@ -6,6 +6,7 @@
 """
 
 from .errors import CourseError
+from .inputs import TAGS
 from .limits import LIMIT_FIELDS, SIZE_FIELDS, parse_size
 from .schema import (
     FORMAT_VERSION, IDENT, SLUG, AnyValue, Bilingual, Bool, Enum, Field, Int, ListOf,
@@ -118,9 +119,10 @@ VISIBILITY = Enum("visible", "hidden")
 CHECK = Object({
     "id": Field(SLUG, "unique id of the check within the exercise", required=True),
     "call": Field(IDENT, "the graded function to call (default: the exercise's only one)"),
-    "args": Field(ListOf(AnyValue()), "positional arguments; tags like !array allowed",
+    "args": Field(ListOf(AnyValue()), "positional arguments; input tags: " + ", ".join(TAGS),
                   default=[]),
-    "kwargs": Field(MapOf(IDENT, AnyValue()), "keyword arguments", default={}),
+    "kwargs": Field(MapOf(IDENT, AnyValue()), "keyword arguments; input tags: "
+                    + ", ".join(TAGS), default={}),
     "compare": Field(CompareType(), "how the answer is compared", required=True),
     "visibility": Field(VISIBILITY, "visible: the student sees inputs and expected value"),
     "points": Field(Number(0), "points of this check (default: an equal share)"),

@@ -46,7 +46,7 @@ def grade_set(exercise_set, submission, level, limit_overrides=None, only=None,
         for exercise in exercises:
             process = processes[exercise.id]
             _prestart_next(exercises, processes, exercise)
-            graded[exercise.id] = _yaml_checks(exercise, process)
+            graded[exercise.id] = _with_hidden_proof(_yaml_checks(exercise, process))
             if not exercise.test_files:
                 process.close()
         budget = max((p.limits.time for p in processes.values()), default=0) + JUDGE_MARGIN
@@ -111,6 +111,23 @@ def _yaml_checks(exercise, process):
                                        limits.time + JUDGE_MARGIN):
         slot = pending[index][0]
         out[slot] = (result, out[slot][1])
+    return out
+
+
+def _with_hidden_proof(pairs):
+    """A passing visible check of F counts only if F also passes one of its hidden
+    value checks (when it has any): a function that returns the answers of the
+    checks a student can see, written in, passes those and nothing else."""
+    hidden = {}
+    for r, _ in pairs:
+        if r is not None and r.hidden:
+            hidden[r.function] = hidden.get(r.function, False) or r.passed
+    out = []
+    for r, points in pairs:
+        if r is not None and r.passed and not r.hidden and hidden.get(r.function) is False:
+            r = dataclasses.replace(r, passed=False,
+                                    lines=(Msg("needs-hidden-checks", function=r.function),))
+        out.append((r, points))
     return out
 
 

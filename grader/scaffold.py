@@ -34,11 +34,26 @@ misconceptions: []
 #    wrong: {function}_wrong  # a wrong version in solutions/{set_id}/{file}
 checks:
   - id: example
-    args: [3]                # tags: !array, !random, !tuple, !symbol, !expr, !json
+    args: [3]                # input tags (README): !array, !random, !randint, !model, !json, ...
     compare: exact           # number, array, shape, exact, choice, set, formula, bytes, dict
     description: {{zh: TODO, en: TODO}}
-# Hidden checks go in solutions/{set_id}/{id}.hidden.yaml (same format),
-# hidden pytest tests in solutions/{set_id}/test_{module}.py.
+# Hidden checks are in solutions/{set_id}/{id}.hidden.yaml (same format), hidden
+# pytest tests go in solutions/{set_id}/test_{module}.py.
+"""
+
+HIDDEN = """\
+# Hidden checks of exercise {id}: the same format as its visible checks. Draw the
+# inputs per seed (!random, !randint, !model) so that nobody can write the answers in:
+# dev check grades stand-ins (zeros, a constant, the first argument handed back, a
+# table of the visible answers) and each must lose its points.
+format_version: 1
+checks:
+  - id: drawn-a
+    args: [!randint {{seed: 1, low: 1, high: 1000}}]
+    compare: exact
+  - id: drawn-b
+    args: [!randint {{seed: 2, low: 1, high: 1000}}]
+    compare: exact
 """
 
 STUB = '''"""TODO English title / TODO 中文标题."""
@@ -77,7 +92,8 @@ def new_exercise(course, set_id, exercise_id):
     ex_dir = course.exercises_dir / set_id
     sol_dir = course.solutions_dir / set_id
     file = f"{exercise_id}.py"
-    paths = [ex_dir / f"{exercise_id}.yaml", ex_dir / file, sol_dir / file]
+    paths = [ex_dir / f"{exercise_id}.yaml", ex_dir / file, sol_dir / file,
+             sol_dir / f"{exercise_id}.hidden.yaml"]
     for path in paths:
         if path.exists():
             raise CourseError("already exists; choose another id", path)
@@ -88,6 +104,7 @@ def new_exercise(course, set_id, exercise_id):
     paths[0].write_text(YAML.format(**values), encoding="utf-8")
     paths[1].write_text(STUB.format(**values), encoding="utf-8")
     paths[2].write_text(SOLUTION.format(**values), encoding="utf-8")
+    paths[3].write_text(HIDDEN.format(**values), encoding="utf-8")
     manifest = ex_dir / "set.yaml"
     if manifest.exists():
         _add_to_order(manifest, exercise_id)

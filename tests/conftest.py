@@ -103,6 +103,19 @@ checks:
     compare: exact
 """
 
+# hidden checks with drawn inputs: what makes GOOD a proper check set (a constant
+# that returns 4 passes the visible check alone)
+GOOD_HIDDEN = """\
+format_version: 1
+checks:
+  - id: drawn-a
+    args: [!randint {seed: 1, low: 3, high: 1000}]
+    compare: exact
+  - id: drawn-b
+    args: [!randint {seed: 2, low: 3, high: 1000}]
+    compare: exact
+"""
+
 
 def make_course(tmp_path, exercise=GOOD, manifest=None, hidden=None):
     ex = tmp_path / "exercises" / "demo"

@@ -5,7 +5,7 @@ import shutil
 
 import pytest
 
-from conftest import GOOD, ROOT, make_course, run_cli
+from conftest import GOOD, GOOD_HIDDEN, ROOT, make_course, run_cli
 
 from grader import yaml_source
 from grader.formats import EXERCISE
@@ -22,9 +22,16 @@ def test_bundled_course_passes_dev_check():
 
 
 def test_tiny_course_passes(tmp_path):
-    make_course(tmp_path)
+    make_course(tmp_path, hidden=GOOD_HIDDEN)
     proc = dev_check(tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_tiny_course_without_hidden_checks_lets_a_constant_through(tmp_path):
+    make_course(tmp_path)
+    proc = dev_check(tmp_path)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "the constant stand-in of double scores 2 of 2" in proc.stdout
 
 
 @pytest.mark.parametrize("break_it,expected", [
@@ -83,6 +90,12 @@ def test_new_exercise_following_the_readme_passes_dev_check(tmp_path):
         "    raise NotImplementedError\n")
     (course / "solutions/day3/head_count.py").write_text(
         "def head_count(d_model, d_head):\n    return d_model // d_head\n")
+    assert dev_check(course, "day3", "--exercise", "head_count").returncode == 1
+    (course / "solutions/day3/head_count.hidden.yaml").write_text(
+        "format_version: 1\nchecks:\n"
+        "  - id: drawn-model\n"
+        "    args: [!model {seed: 1, field: d_model}, !model {seed: 1, field: head_dim}]\n"
+        "    compare: exact\n")
     proc = dev_check(course, "day3", "--exercise", "head_count")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     proc = run_cli("day3", "--course", course, "--exercise", "head_count",

@@ -31,3 +31,11 @@ def softmax_no_max_subtraction(logits, T=1.0):
     with np.errstate(over="ignore", invalid="ignore"):
         e = np.exp(z)
         return e / e.sum(axis=-1, keepdims=True)
+
+
+def softmax_global_max(logits, T=1.0):
+    """One maximum for the whole batch: rows far below it underflow to 0 / 0."""
+    z = np.asarray(logits, dtype=float) / T
+    with np.errstate(under="ignore", invalid="ignore"):
+        e = np.exp(z - z.max())
+        return e / e.sum(axis=-1, keepdims=True)

@@ -1,0 +1,205 @@
+"""Stand-ins: dev check proves that doing nothing scores nothing (in-process, fast)."""
+
+import json
+
+import numpy as np
+import pytest
+import sympy
+
+from conftest import GOOD, GOOD_HIDDEN, ROOT, make_course
+
+from grader import inputs, spec_loader, standin_runtime as rt, standins
+from grader.devcheck import check_set
+from grader.grading import grade_set
+from grader.spec import Course
+
+LEVEL = "none"   # the stand-ins are the grader's own code; isolation is not the point here
+
+
+def _scores(course, only=None):
+    exercise_set = spec_loader.load_set(course, "demo")
+    reference = grade_set(exercise_set, exercise_set.solutions_dir, LEVEL)
+    runs = {e.exercise.id: e for e in reference.exercises}
+    return {(s.function, s.kind): s
+            for s in standins.grade_standins(exercise_set, LEVEL, runs, only)}
+
+
+def test_a_constant_passes_a_lone_visible_check_and_dev_check_says_so(tmp_path):
+    scores = _scores(make_course(tmp_path))
+    assert scores["double", "constant"].score == 2 and scores["double", "constant"].too_high
+    assert scores["double", "lookup"].too_high        # the right answer for the one input
+    assert scores["double", "zeros"].score == 0 and scores["double", "echo"].score == 0
+    findings = check_set(make_course(tmp_path / "again"), "demo", LEVEL, seeds=(0,))
+    problems = [str(f) for f in findings if f.problem]
+    assert any("the constant stand-in of double scores 2 of 2 (allowed: nothing)" in p
+               for p in problems), problems
+    table = next(f.message for f in findings if f.message.startswith("stand-ins"))
+    assert "demo.double" in table and "✗2/2" in table
+
+
+def test_a_proper_check_set_passes(tmp_path):
+    course = make_course(tmp_path, hidden=GOOD_HIDDEN)
+    findings = check_set(course, "demo", LEVEL, seeds=(0, 1))
+    assert not [f for f in findings if f.problem], [str(f) for f in findings]
+    table = next(f.message for f in findings if f.message.startswith("stand-ins"))
+    assert table.splitlines()[-1].split()[1:] == ["0/2", "0/2", "0/2", "0/2"]
+
+
+def test_typed_in_answers_get_only_the_zeros_stand_in(tmp_path):
+    exercise = GOOD.replace("functions: [double]", "functions: [double, answer]") + (
+        "  - id: typed\n    call: answer\n    compare: exact\n")
+    exercise = exercise.replace("  - id: two\n", "  - id: two\n    call: double\n")
+    course = make_course(tmp_path, exercise=exercise, hidden=GOOD_HIDDEN.replace(
+        "    args:", "    call: double\n    args:"))
+    (tmp_path / "solutions/demo/demo.py").write_text(
+        "def double(x):\n    return 2 * x\n\n\ndef answer():\n    return 42\n")
+    scores = _scores(course)
+    assert {k for f, k in scores if f == "answer"} == {"zeros"}
+    assert scores["answer", "zeros"].score == 0
+    assert not any(s.too_high for s in scores.values())
+
+
+def test_a_visible_check_counts_once_a_hidden_check_passes(tmp_path):
+    course = make_course(tmp_path, hidden=GOOD_HIDDEN)
+    exercise_set = spec_loader.load_set(course, "demo")
+    folder = tmp_path / "student"
+    folder.mkdir()
+    (folder / "demo.py").write_text("def double(x):\n    return 4\n")
+    run = grade_set(exercise_set, folder, LEVEL)
+    two = run.exercises[0].checks[0]
+    assert two.check == "two" and not two.passed and run.score == 0
+    assert two.lines[0].code == "needs-hidden-checks"
+    (folder / "demo.py").write_text("def double(x):\n    return 4 if x == 2 else 2 * x\n")
+    assert grade_set(exercise_set, folder, LEVEL).score == pytest.approx(2)
+
+
+def test_zero_like_keeps_the_shape_and_type_with_nothing_in_it():
+    assert rt.zero_like(np.ones((2, 3))).tolist() == [[0.0] * 3] * 2
+    assert rt.zero_like((np.ones(2), np.ones((2, 2))))[1].shape == (2, 2)
+    assert rt.zero_like((4096, 128)) == ()
+    assert rt.zero_like({"Q": (5, 8)}) == {"Q": ()}
+    assert rt.zero_like(3.5) == 0.0 and rt.zero_like(7) == 0 and rt.zero_like("v") == ""
+    assert rt.zero_like({"k", "v"}) == set() and rt.zero_like([1, 2]) == []
+    assert rt.zero_like(False) is None and rt.zero_like(np.float64(2.0)) == 0.0
+    assert rt.zero_like(sympy.Symbol("n") ** 2) == 0
+
+
+def test_lookup_compares_arguments_by_value_and_by_name():
+    def f(config, n_tokens, bytes_per_elem=2):
+        return config["layers"] * n_tokens * bytes_per_elem
+
+    table = [(({"layers": 2}, 10), {}), (({"layers": 3}, np.arange(2)), {"bytes_per_elem": 4})]
+    assert rt.lookup(f, table, ({"layers": 2},), {"n_tokens": 10}) == 40
+    assert rt.lookup(f, table, ({"layers": 3}, np.arange(2), 4), {}).tolist() == [0, 12]
+    assert rt.lookup(f, table, ({"layers": 9}, 10), {}) == 40   # unknown: the first answer
+    assert rt.same([1.0, 2.0], (1.0, 2.0)) and not rt.same(np.ones(2), np.ones(3))
+    assert rt.echo((5, 6), {}) == 5 and rt.echo((), {"x": 1}) == 1
+
+
+@pytest.mark.parametrize("value", [
+    np.array([[1.5, float("nan")], [float("inf"), -0.0]]), np.arange(6).reshape(2, 3),
+    (4096, 128), [1, "two", None, True], {"hidden_size": 4096, "name": "x"}, {"k", "v"},
+    sympy.Symbol("n", positive=True), sympy.Symbol("T", integer=True) ** 2 / 3, 0.1, (),
+])
+def test_arguments_are_rebuilt_from_source(value):
+    rebuilt = eval(standins.to_source(value), {"_rt": rt})   # noqa: S307
+    assert rt.same(rebuilt, value) or (isinstance(value, np.ndarray) and np.array_equal(
+        rebuilt, value, equal_nan=True) and rebuilt.dtype == value.dtype)
+    assert type(rebuilt) is type(value)
+
+
+KV = """\
+format_version: 1
+id: demo
+title: {zh: 演示, en: Demo}
+prompt: {zh: 字节, en: Bytes}
+functions: [cache_bytes]
+points: 4
+checks:
+  - id: small
+    args: [!json models/small.json, 100]
+    compare: exact
+"""
+
+
+def test_the_lookup_table_holds_the_data_files_and_their_sizes(tmp_path):
+    make_course(tmp_path, exercise=KV)
+    models = tmp_path / "exercises/demo/models"
+    models.mkdir()
+    for name, layers, ctx in (("small", 2, 512), ("big", 80, 4096)):
+        (models / f"{name}.json").write_text(json.dumps(
+            {"num_hidden_layers": layers, "max_position_embeddings": ctx}))
+    (tmp_path / "exercises/demo/demo.py").write_text(
+        "def cache_bytes(config, n_tokens):\n    raise NotImplementedError\n")
+    (tmp_path / "solutions/demo/demo.py").write_text(
+        "def cache_bytes(config, n_tokens):\n    return config['num_hidden_layers'] * n_tokens\n")
+    exercise_set = spec_loader.load_set(Course(tmp_path), "demo")
+    exercise = exercise_set.exercises[0]
+    calls = standins._visible_calls(exercise, "cache_bytes")
+    table = standins._lookup_table(exercise, "cache_bytes", calls,
+                                   standins.data_files(exercise_set))
+    plain = {(a[0]["num_hidden_layers"], a[1]) for a, _ in table}
+    assert {(2, 100), (80, 100), (2, 512), (80, 4096)} <= plain
+
+
+def test_model_sizes_agree_and_never_use_128():
+    for seed in range(200):
+        m = inputs.model_sizes(seed)
+        assert m["d_model"] == m["n_heads"] * m["head_dim"] and m["head_dim"] != 128
+        assert m["n_heads"] % m["n_kv_heads"] == 0 and m["n_heads"] > m["n_kv_heads"]
+        assert 1 <= m["full_attention_layers"] <= m["n_layers"]
+    hf = inputs._model({"seed": 3, "format": "hf", "drop": ["head_dim"]}, None, 0)
+    assert "head_dim" not in hf and hf["hidden_size"] == inputs._model(
+        {"seed": 3, "field": "d_model"}, None, 0)
+    assert inputs._model({"seed": 3}, None, 1) != inputs._model({"seed": 3}, None, 0)
+    n = inputs._randint({"seed": 4, "low": 10, "high": 12}, None, 0)
+    assert type(n) is int and 10 <= n <= 12
+
+
+# The issue's hard-coded answers, graded against the bundled course.
+HARD_CODED = {
+    "head_dim = 128": ("day3", "shapes", "shapes", (
+        "    kv_width = n_kv_heads * (d_model // n_heads)\n    return 2",
+        "    kv_width = n_kv_heads * 128\n    return 2"), "attention_params_per_layer"),
+    "576 written in": ("c3-l2", "kv_variants", "kv_variants", (
+        'width = config["kv_lora_rank"] + config["qk_rope_head_dim"]', "width = 576"),
+        "mla_bytes_per_token"),
+    "head_dim = 128 in decode": ("day3", "shapes", "shapes", (
+        "    d_head = d_model // n_heads\n    seen", "    d_head = 128\n    seen"),
+        "decode_shapes"),
+    "262,144 written in": ("c3-l2", "kv_variants", "kv_variants", (
+        '* config["max_position_embeddings"]', "* 262144"), "kv_bytes_full_context"),
+    "growth 16": ("day3", "growth", "growth", (
+        "    return (n_to / n_from) ** 2\n", "    return 16.0\n"), "growth_factor"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(HARD_CODED))
+def test_hard_coded_answers_lose_their_points(tmp_path, case):
+    set_id, exercise_id, module, (old, new), function = HARD_CODED[case]
+    exercise_set = spec_loader.load_set(Course(ROOT), set_id)
+    folder = tmp_path / "student"
+    folder.mkdir()
+    source = (exercise_set.solutions_dir / f"{module}.py").read_text()
+    assert old in source
+    (folder / f"{module}.py").write_text(source.replace(old, new))
+    run = grade_set(exercise_set, folder, LEVEL, only={exercise_id})
+    checks = [c for c in run.exercises[0].checks if c.function == function]
+    earned = sum(c.score for c in checks)
+    assert any(not c.passed for c in checks)
+    assert earned <= sum(c.max_score for c in checks) / 2, [(c.check, c.passed) for c in checks]
+
+
+def test_one_global_maximum_fails_rows_of_very_different_scale(tmp_path):
+    exercise_set = spec_loader.load_set(Course(ROOT), "day3")
+    folder = tmp_path / "student"
+    folder.mkdir()
+    source = (exercise_set.solutions_dir / "temperature.py").read_text()
+    old = "z = z - z.max(axis=-1, keepdims=True)"
+    assert old in source
+    (folder / "temperature.py").write_text(source.replace(old, "z = z - z.max()", 1))
+    run = grade_set(exercise_set, folder, LEVEL, only={"temperature"})
+    failed = {c.check: c.tags for c in run.exercises[0].checks
+              if not c.passed and c.kind == "case"}
+    assert set(failed) == {"rows-of-different-scale", "rows-of-different-scale-random"}
+    assert all(tags == ("softmax-global-max",) for tags in failed.values()), failed
