@@ -19,40 +19,16 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
 from . import sandbox, wire
-from .limits import Limits, describe_size
+from .limits import Limits
+from .run_outcome import CallOutcome, Crash, Status, outcome_from_answer
 
 LIVE_CHILDREN = set()   # pids of every student process this grader has running
 RUNTIME_FILES = {"_attn_grade_wire.py": "wire.py", "_attn_grade_child.py": "child_main.py"}
 MAX_RESTARTS = 3
 SIZE_CHECK_EVERY = 0.2   # seconds between checks of the work folder's size
 MAX_WORK_ENTRIES = 10_000
-
-
-@dataclasses.dataclass(frozen=True)
-class CallOutcome:
-    """What one call into student code produced, as plain data.
-
-    status: ok, error (student exception), missing (no such function),
-    unsupported (a type the wire refuses), too_large, timeout, crashed,
-    bad_answer (unreadable answer file), skipped (too many restarts),
-    missing_file (the submission lacks the module).
-    """
-
-    status: str
-    value: Any = None
-    error: dict = dataclasses.field(default_factory=dict)
-    detail: str = ""
-    output: str = ""
-    output_dropped: int = 0
-    mutated_args: bool = False
-    inputs_digest: str = ""    # the child's fingerprint of the inputs after the call
-
-    @property
-    def ok(self):
-        return self.status == "ok"
 
 
 class RunFolder:
@@ -162,7 +138,7 @@ class StudentProcess:
         self._next_id = 0
         self._pending_load = None
         if not (Path(self.submission) / f"{module}.py").is_file():
-            self.load_failure = CallOutcome("missing_file", detail=f"{module}.py")
+            self.load_failure = CallOutcome(Status.MISSING_FILE, detail=f"{module}.py")
 
     # ------------------------------------------------------------ lifecycle
     def _start(self):
@@ -229,7 +205,7 @@ class StudentProcess:
         if outcome.ok:   # judged here, from what was sent, not by the child's own verdict
             sent = wire.digest(request["args"], request["kwargs"])
             outcome = dataclasses.replace(outcome, mutated_args=outcome.inputs_digest != sent)
-        if outcome.status in ("timeout", "crashed", "bad_answer"):
+        if outcome.status in (Status.TIMEOUT, Status.CRASHED, Status.BAD_ANSWER):
             self.close()
         return outcome
 
@@ -239,8 +215,8 @@ class StudentProcess:
             try:
                 self._start()
             except BlockingIOError:   # RLIMIT_NPROC: the run's uid has too many processes
-                self._pending_load = CallOutcome(
-                    "crashed", detail=f"processes:{self.limits.processes}")
+                self._pending_load = CallOutcome.crashed(
+                    Crash.over_limit("processes", self.limits.processes))
                 return
             self._pending_load = self._send({"op": "load"})
 
@@ -251,7 +227,7 @@ class StudentProcess:
             return None
         if self.proc is None:
             if self.restarts >= MAX_RESTARTS:
-                return CallOutcome("skipped",
+                return CallOutcome(Status.SKIPPED,
                                    detail=f"the process was restarted {MAX_RESTARTS} times")
             if self._next_id:
                 self.restarts += 1
@@ -278,7 +254,7 @@ class StudentProcess:
         try:
             self._write_new(f"req-{rid}.json", json.dumps(request, allow_nan=False).encode())
         except OSError:   # the child planted a file or link under that name
-            return CallOutcome("bad_answer", detail="the work folder was tampered with")
+            return CallOutcome(Status.BAD_ANSWER, detail="the work folder was tampered with")
         try:
             self.proc.stdin.write(f"{rid}\n".encode())
             self.proc.stdin.flush()
@@ -332,7 +308,7 @@ class StudentProcess:
                 next_size_check = now + SIZE_CHECK_EVERY
             remaining = deadline - now
             if remaining <= 0:
-                return CallOutcome("timeout",
+                return CallOutcome(Status.TIMEOUT,
                                    detail=f"{seconds or self.limits.time:g} s")
             readable, _, _ = select.select([self.notify], [], [], min(remaining, 0.05))
             if readable and not os.read(self.notify, 4096):
@@ -345,7 +321,7 @@ class StudentProcess:
         cap = self.limits.tmp + sandbox.file_size_cap(self.limits)
         used, entries = _disk_usage(self._dir_fd, cap, MAX_WORK_ENTRIES)
         if used > cap or entries > MAX_WORK_ENTRIES:
-            return CallOutcome("crashed", detail=f"disk:{self.limits.tmp}")
+            return CallOutcome.crashed(Crash.over_limit("disk", self.limits.tmp))
         return None
 
     def _crashed(self):
@@ -357,11 +333,11 @@ class StudentProcess:
         if code < 0:
             sig = signal.Signals(-code)
             if sig == signal.SIGXCPU:
-                return CallOutcome("crashed", detail=f"cpu:{self.limits.cpu:g}")
-            return CallOutcome("crashed", detail=f"signal:{sig.name}", output=console)
+                return CallOutcome.crashed(Crash.over_limit("cpu", self.limits.cpu))
+            return CallOutcome.crashed(Crash.by_signal(sig.name), output=console)
         if "MemoryError" in console:
-            return CallOutcome("crashed", detail=f"memory:{describe_size(self.limits.memory)}")
-        return CallOutcome("crashed", detail=f"exit:{code}", output=console)
+            return CallOutcome.crashed(Crash.over_limit("memory", self.limits.memory))
+        return CallOutcome.crashed(Crash.exited(code), output=console)
 
     def _console_tail(self, limit=4000):
         try:
@@ -373,11 +349,11 @@ class StudentProcess:
         name = f"ans-{rid}.json"
         try:
             text = self._read_private(name, self.limits.answer + 2 * self.limits.output + 65536)
-            return _outcome_from_answer(json.loads(text))
+            return outcome_from_answer(json.loads(text))
         except OverflowError:
-            return CallOutcome("too_large", detail="answer file over the size cap")
+            return CallOutcome(Status.TOO_LARGE, detail="answer file over the size cap")
         except (OSError, ValueError, RecursionError, TypeError, wire.WireError) as exc:
-            return CallOutcome("bad_answer", detail=str(exc)[:200])
+            return CallOutcome(Status.BAD_ANSWER, detail=str(exc)[:200])
         finally:
             for done in (name, f"req-{rid}.json"):   # read once: free the disk now
                 try:
@@ -415,35 +391,3 @@ def _disk_usage(dir_fd, cap, max_entries):
         for fd in stack:
             os.close(fd)
     return used, entries
-
-
-def _outcome_from_answer(raw):
-    """Validate an answer file's fields; only known fields and types pass."""
-    if type(raw) is not dict or raw.get("status") not in (
-            "ok", "error", "missing", "unsupported", "too_large"):
-        raise wire.WireError("answer has no valid status")
-    output = raw.get("output") if type(raw.get("output")) is str else ""
-    dropped = raw.get("output_dropped") if type(raw.get("output_dropped")) is int else 0
-    status = raw["status"]
-    common = {"output": output[:100_000], "output_dropped": dropped}
-    if status == "ok":
-        digest = raw.get("inputs_digest")
-        return CallOutcome("ok", value=wire.decode(raw.get("value")),
-                           inputs_digest=digest if type(digest) is str else "", **common)
-    if status == "error":
-        return CallOutcome("error", error=_clean_error(raw.get("error")), **common)
-    detail = {"missing": raw.get("function"), "unsupported": raw.get("type_name"),
-              "too_large": raw.get("size")}[status]
-    return CallOutcome(status, detail=str(detail)[:200], **common)
-
-
-def _clean_error(error):
-    if type(error) is not dict:
-        return {"type": "Exception", "message": ""}
-    clean = {}
-    for key, kind, cap in (("type", str, 100), ("message", str, 2000), ("file", str, 300),
-                           ("code", str, 500), ("line", int, None), ("offset", int, None)):
-        value = error.get(key)
-        if type(value) is kind:
-            clean[key] = value[:cap] if cap else value
-    return clean
