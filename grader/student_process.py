@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 
 from . import sandbox, wire
+from .child_main import EXIT_OUT_OF_MEMORY
 from .limits import Limits
 from .run_outcome import CallOutcome, Crash, Status, outcome_from_answer
 
@@ -335,7 +336,7 @@ class StudentProcess:
             if sig == signal.SIGXCPU:
                 return CallOutcome.crashed(Crash.over_limit("cpu", self.limits.cpu))
             return CallOutcome.crashed(Crash.by_signal(sig.name), output=console)
-        if "MemoryError" in console:
+        if code == EXIT_OUT_OF_MEMORY:   # child_main: a MemoryError outside any call
             return CallOutcome.crashed(Crash.over_limit("memory", self.limits.memory))
         return CallOutcome.crashed(Crash.exited(code), output=console)
 
