@@ -16,6 +16,9 @@ import sys
 import traceback
 
 wire = None   # the wire module, imported once the library paths are known (main)
+# The exit code of a child that ran out of memory outside any call (a MemoryError
+# a call raises is that call's error answer); the grader reads it as the memory limit.
+EXIT_OUT_OF_MEMORY = 86
 
 
 def drop_privileges(argv):
@@ -180,4 +183,7 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except MemoryError:   # no traceback: printing it may need memory too
+        os._exit(EXIT_OUT_OF_MEMORY)

@@ -27,7 +27,7 @@ from .feedback import Msg
 from .judge import outcome_lines
 from .references import Reference
 from .results import CheckResult, misconception_line, outcome_from_plain, outcome_to_plain
-from .student_process import CallOutcome
+from .run_outcome import CallOutcome, Crash, Status
 
 
 # pytest plugins hidden checks do not need; unraisableexception alone costs
@@ -77,16 +77,19 @@ class StudentProxy:
 
 def outcome_to_wire(outcome):
     """A CallOutcome as JSON-able data for the fork."""
-    return {"status": outcome.status, "value": wire.encode(outcome.value),
+    return {"status": outcome.status.value, "value": wire.encode(outcome.value),
             "error": outcome.error, "detail": outcome.detail, "output": outcome.output,
-            "output_dropped": outcome.output_dropped, "mutated_args": outcome.mutated_args}
+            "output_dropped": outcome.output_dropped, "mutated_args": outcome.mutated_args,
+            "crash": outcome.crash.to_plain() if outcome.crash else None}
 
 
 def outcome_from_wire(data):
-    return CallOutcome(data["status"], value=wire.decode(data["value"]),
+    crash = data.get("crash")
+    return CallOutcome(Status(data["status"]), value=wire.decode(data["value"]),
                        error=data["error"], detail=data["detail"], output=data["output"],
                        output_dropped=data["output_dropped"],
-                       mutated_args=data["mutated_args"])
+                       mutated_args=data["mutated_args"],
+                       crash=Crash.from_plain(crash) if crash else None)
 
 
 def _answer_call(event, processes):

@@ -46,7 +46,7 @@ def outcome_lines(outcome, function, file, limits, want=PLAIN_VALUE):
     if status == "timeout":
         return [Msg("timeout", function=function, seconds=limits.time)]
     if status == "crashed":
-        return [_crash_line(outcome.detail, limits)]
+        return [_crash_line(outcome.crash, limits)]
     if status == "missing_file":
         return [Msg("missing-file", file=file)]
     if status == "skipped":
@@ -81,19 +81,21 @@ def safe_type(name):
     return Text("一个异常", "an exception")
 
 
-def _crash_line(detail, limits):
-    kind, _, value = detail.partition(":")
-    if kind == "cpu":
+def _crash_line(crash, limits):
+    """The line for a ``run_outcome.Crash`` (None: a crash nobody diagnosed)."""
+    if crash is None:
+        return Msg("exited", code="?")
+    if crash.kind == "signal":
+        return Msg("crashed", signal=crash.signal)
+    if crash.kind == "exit":
+        return Msg("exited", code=str(crash.exit_code))
+    if crash.limit == "cpu":
         return Msg("cpu", seconds=limits.cpu)
-    if kind == "memory":
+    if crash.limit == "memory":
         return Msg("memory", limit=_size(limits.memory))
-    if kind == "signal":
-        return Msg("crashed", signal=value)
-    if kind == "disk":
+    if crash.limit == "disk":
         return Msg("disk", limit=_size(limits.tmp))
-    if kind == "processes":
-        return Msg("processes", limit=value)
-    return Msg("exited", code=value)
+    return Msg("processes", limit=str(crash.value))
 
 
 def _size(n):

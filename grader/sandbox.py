@@ -454,31 +454,34 @@ def _set_limit(which, soft, hard=None):
 # ------------------------------------------------------------ stray processes
 
 PR_SET_CHILD_SUBREAPER = 36
-_subreaper = False
 
 
+@functools.cache
 def become_subreaper():
-    """Make orphans of student processes re-parent to the grader (Linux).
+    """Make orphans of student processes re-parent to the grader (Linux); whether it is one.
 
     A student may fork and setsid() to leave the child's process group; as a
     subreaper the grader still finds such processes and kills them.  bubblewrap
-    does not need this: its PID namespace dies with it.
+    does not need this: its PID namespace dies with it.  Asked once per process.
     """
-    global _subreaper
-    if _subreaper or not sys.platform.startswith("linux"):
-        return
+    if not sys.platform.startswith("linux"):
+        return False
     import ctypes
 
     try:
         libc = ctypes.CDLL(None, use_errno=True)
-        _subreaper = libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+        return libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
     except (OSError, AttributeError):
-        _subreaper = False
+        return False
 
 
 def reap_strays(keep):
-    """Kill and reap processes re-parented to the grader that it did not start."""
-    if not _subreaper:
+    """Kill and reap processes re-parented to the grader that it did not start.
+
+    Nothing unless the grader is a subreaper; ``keep`` must hold every child
+    the grader started and still runs.
+    """
+    if not become_subreaper():
         return
     me = os.getpid()
     for _ in range(20):

@@ -1,58 +1,38 @@
 """One student module running in a child process, called through files.
 
-The parent writes ``req-ID.json`` into the child's private folder and the id
-on the child's stdin; the child writes ``ans-ID.json`` and pokes a pipe.  The
-parent reads only that answer file, size-capped and decoded by the strict
-wire module; the child's exit code and console output are never results.
+``RunFolder`` is one grading run's private folder (and its live children);
+``StudentProcess`` calls into one submission module: it starts its child
+lazily (or ahead, ``prestart``), restarts it after a hang or crash, and turns
+each call into a ``CallOutcome``.  The pieces under it:
+
+  run_outcome  Status, Crash, CallOutcome; validation of an answer file
+  run_channel  the request/answer files in the child's folder, the notify
+               pipe, the folder's disk cap
+  run_child    start/kill/wait one sandboxed child; why it died
+
 A hang, crash or limit kills the whole process group; the next call starts a
-fresh child, so one bad call costs only its own check.
+fresh child, so one bad call costs only its own check.  The child's exit code
+and console output are never results.
 """
 
 import dataclasses
 import json
 import os
-import select
 import shutil
-import signal
-import stat
-import subprocess
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
 from . import sandbox, wire
-from .limits import Limits, describe_size
+from .limits import Limits
+from .run_channel import Channel, Waited
+from .run_child import Child, Reaper
+from .run_outcome import CallOutcome, Crash, Status
 
-LIVE_CHILDREN = set()   # pids of every student process this grader has running
+__all__ = ["CallOutcome", "Crash", "RunFolder", "Status", "StudentProcess"]
+
 RUNTIME_FILES = {"_attn_grade_wire.py": "wire.py", "_attn_grade_child.py": "child_main.py"}
 MAX_RESTARTS = 3
-SIZE_CHECK_EVERY = 0.2   # seconds between checks of the work folder's size
-MAX_WORK_ENTRIES = 10_000
-
-
-@dataclasses.dataclass(frozen=True)
-class CallOutcome:
-    """What one call into student code produced, as plain data.
-
-    status: ok, error (student exception), missing (no such function),
-    unsupported (a type the wire refuses), too_large, timeout, crashed,
-    bad_answer (unreadable answer file), skipped (too many restarts),
-    missing_file (the submission lacks the module).
-    """
-
-    status: str
-    value: Any = None
-    error: dict = dataclasses.field(default_factory=dict)
-    detail: str = ""
-    output: str = ""
-    output_dropped: int = 0
-    mutated_args: bool = False
-    inputs_digest: str = ""    # the child's fingerprint of the inputs after the call
-
-    @property
-    def ok(self):
-        return self.status == "ok"
 
 
 class RunFolder:
@@ -62,10 +42,11 @@ class RunFolder:
     run's gid, mode 0750: the run's children can read the runtime files and the
     copy of the submission, no other user (another student's run) can enter.
     Closing it also releases the run's uid (kills what still runs as it).
+    ``reaper`` knows the run's live children.
     """
 
     def __init__(self, plan=None):
-        sandbox.become_subreaper()
+        self.reaper = Reaper()
         self.plan = plan or sandbox.Plan("none", "none", "none")
         self.identity = self.plan.identity
         self.root = Path(tempfile.mkdtemp(prefix="attn-grade-"))
@@ -155,66 +136,56 @@ class StudentProcess:
         self.public = tuple(str(p) for p in public)
         self.preload = tuple(preload)
         self.submission = str(Path(submission).resolve())
-        self.proc = None
+        self.child = None     # run_child.Child while a child runs
+        self.channel = None   # run_channel.Channel to it
         self.workdir = None
         self.restarts = 0
         self.load_failure = None
         self._next_id = 0
         self._pending_load = None
         if not (Path(self.submission) / f"{module}.py").is_file():
-            self.load_failure = CallOutcome("missing_file", detail=f"{module}.py")
+            self.load_failure = CallOutcome(Status.MISSING_FILE, detail=f"{module}.py")
+
+    @property
+    def proc(self):
+        """The running child's Popen, or None."""
+        return self.child.popen if self.child is not None else None
 
     # ------------------------------------------------------------ lifecycle
     def _start(self):
         submission, *public = self.folder.stage(self.submission, *self.public)
         self.workdir = self.folder.new_workdir()
-        self._dir_fd = os.open(self.workdir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-        notify_r, notify_w = os.pipe()
-        job = {"submission": submission, "module": self.module,
-               "output_limit": self.limits.output, "answer_limit": self.limits.answer,
-               "library_paths": sandbox.library_paths(), "notify_fd": notify_w,
-               "preload": list(self.preload)}
-        self._write_new("job.json", json.dumps(job).encode())
-        console = open(self.workdir / "console.log", "wb")
-        argv = sandbox.command(self.plan, str(self.folder.runtime / "_attn_grade_child.py"),
-                               str(self.workdir), submission, str(self.folder.runtime),
-                               self.limits, public)
+        disk_cap = None if self.level == "none" else \
+            self.limits.tmp + sandbox.file_size_cap(self.limits)
+        channel = Channel(self.workdir, self.folder.identity, disk_cap)
         try:
-            self.proc = subprocess.Popen(
-                argv, cwd=self.workdir, stdin=subprocess.PIPE, stdout=console,
-                stderr=subprocess.STDOUT, pass_fds=(notify_w,),
-                env=sandbox.child_env(str(self.workdir)), start_new_session=True,
-                preexec_fn=sandbox.preexec(self.plan, self.limits))
+            job = {"submission": submission, "module": self.module,
+                   "output_limit": self.limits.output, "answer_limit": self.limits.answer,
+                   "library_paths": sandbox.library_paths(), "notify_fd": channel.notify_w,
+                   "preload": list(self.preload)}
+            channel.write_new("job.json", json.dumps(job).encode())
+            argv = sandbox.command(self.plan, str(self.folder.runtime / "_attn_grade_child.py"),
+                                   str(self.workdir), submission, str(self.folder.runtime),
+                                   self.limits, public)
+            with open(self.workdir / "console.log", "wb") as console:
+                self.child = Child.start(
+                    argv, self.workdir, console, sandbox.child_env(str(self.workdir)),
+                    sandbox.preexec(self.plan, self.limits), (channel.notify_w,),
+                    self.level, self.limits, self.folder.reaper)
         except BaseException:
-            os.close(notify_r)
-            os.close(self._dir_fd)
+            channel.close()
             shutil.rmtree(self.workdir, ignore_errors=True)
             raise
-        finally:
-            os.close(notify_w)
-            console.close()
-        LIVE_CHILDREN.add(self.proc.pid)
-        self.notify = notify_r
+        channel.attach(self.child.stdin)
+        self.channel = channel
 
     def close(self):
         """Kill the child and everything it started; delete its work folder."""
-        if self.proc is None:
+        if self.child is None:
             return
-        try:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-        self.proc.kill()
-        self.proc.wait()
-        LIVE_CHILDREN.discard(self.proc.pid)
-        try:
-            self.proc.stdin.close()
-        except OSError:
-            pass
-        os.close(self.notify)
-        os.close(self._dir_fd)
-        self.proc = None
-        sandbox.reap_strays(LIVE_CHILDREN)
+        self.child.kill()
+        self.channel.close()
+        self.child = self.channel = None
         shutil.rmtree(self.workdir, ignore_errors=True)
 
     # ------------------------------------------------------------ calls
@@ -229,29 +200,29 @@ class StudentProcess:
         if outcome.ok:   # judged here, from what was sent, not by the child's own verdict
             sent = wire.digest(request["args"], request["kwargs"])
             outcome = dataclasses.replace(outcome, mutated_args=outcome.inputs_digest != sent)
-        if outcome.status in ("timeout", "crashed", "bad_answer"):
+        if outcome.status in (Status.TIMEOUT, Status.CRASHED, Status.BAD_ANSWER):
             self.close()
         return outcome
 
     def prestart(self):
         """Start the child and its import now, to overlap with other work."""
-        if self.load_failure is None and self.proc is None:
+        if self.load_failure is None and self.child is None:
             try:
                 self._start()
             except BlockingIOError:   # RLIMIT_NPROC: the run's uid has too many processes
-                self._pending_load = CallOutcome(
-                    "crashed", detail=f"processes:{self.limits.processes}")
+                self._pending_load = CallOutcome.crashed(
+                    Crash.over_limit("processes", self.limits.processes))
                 return
             self._pending_load = self._send({"op": "load"})
 
     def _ensure_loaded(self):
         if self.load_failure is not None:
             return self.load_failure
-        if self.proc is not None and self._pending_load is None:
+        if self.child is not None and self._pending_load is None:
             return None
-        if self.proc is None:
+        if self.child is None:
             if self.restarts >= MAX_RESTARTS:
-                return CallOutcome("skipped",
+                return CallOutcome(Status.SKIPPED,
                                    detail=f"the process was restarted {MAX_RESTARTS} times")
             if self._next_id:
                 self.restarts += 1
@@ -276,174 +247,26 @@ class StudentProcess:
         self._next_id += 1
         rid = f"{self._next_id:06d}"
         try:
-            self._write_new(f"req-{rid}.json", json.dumps(request, allow_nan=False).encode())
-        except OSError:   # the child planted a file or link under that name
-            return CallOutcome("bad_answer", detail="the work folder was tampered with")
-        try:
-            self.proc.stdin.write(f"{rid}\n".encode())
-            self.proc.stdin.flush()
+            if not self.channel.send(rid, request):   # a file or link planted under that name
+                return CallOutcome(Status.BAD_ANSWER, detail="the work folder was tampered with")
         except (BrokenPipeError, OSError):
             return self._crashed()
         return rid
 
-    def _write_new(self, name, data):
-        """Create a file in the child's folder; never through a link, never over a file."""
-        fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
-                     0o644, dir_fd=self._dir_fd)
-        try:
-            os.write(fd, data)
-            if self.folder.identity is not None:
-                os.fchown(fd, self.folder.identity.uid, self.folder.identity.gid)
-        finally:
-            os.close(fd)
-
-    def _read_private(self, name, limit, tail=False):
-        """Read at most ``limit`` bytes of a regular file of the child's folder (no links)."""
-        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=self._dir_fd)
-        with os.fdopen(fd, "rb") as f:
-            info = os.fstat(f.fileno())
-            if not stat.S_ISREG(info.st_mode):
-                raise OSError("not a regular file")
-            if info.st_size > limit and not tail:
-                raise OverflowError(info.st_size)
-            f.seek(max(0, info.st_size - limit) if tail else 0)
-            return f.read(limit)
-
-    def _exists(self, name):
-        try:
-            os.stat(name, dir_fd=self._dir_fd, follow_symlinks=False)
-            return True
-        except OSError:
-            return False
-
     def _await(self, rid, deadline, seconds=None):
-        answer = f"ans-{rid}.json"
-        next_size_check = time.monotonic() + SIZE_CHECK_EVERY
-        while True:
-            if self._exists(answer):
-                return self._over_disk_cap() or self._read_answer(rid)
-            if self.proc.poll() is not None:
-                return self._read_answer(rid) if self._exists(answer) else self._crashed()
-            now = time.monotonic()
-            if now >= next_size_check:
-                over = self._over_disk_cap()
-                if over:
-                    return over
-                next_size_check = now + SIZE_CHECK_EVERY
-            remaining = deadline - now
-            if remaining <= 0:
-                return CallOutcome("timeout",
-                                   detail=f"{seconds or self.limits.time:g} s")
-            readable, _, _ = select.select([self.notify], [], [], min(remaining, 0.05))
-            if readable and not os.read(self.notify, 4096):
-                time.sleep(min(remaining, 0.01))  # pipe closed: keep polling
-
-    def _over_disk_cap(self):
-        """A crash outcome if the work folder holds more than the scratch cap allows."""
-        if self.level == "none":
-            return None
-        cap = self.limits.tmp + sandbox.file_size_cap(self.limits)
-        used, entries = _disk_usage(self._dir_fd, cap, MAX_WORK_ENTRIES)
-        if used > cap or entries > MAX_WORK_ENTRIES:
-            return CallOutcome("crashed", detail=f"disk:{self.limits.tmp}")
-        return None
+        waited = self.channel.wait(rid, deadline, self.child.exited)
+        if waited is Waited.ANSWER:
+            return self.channel.read_answer(
+                rid, self.limits.answer + 2 * self.limits.output + 65536)
+        if waited is Waited.EXITED:
+            return self._crashed()
+        if waited is Waited.DISK:
+            return CallOutcome.crashed(Crash.over_limit("disk", self.limits.tmp))
+        return CallOutcome(Status.TIMEOUT, detail=f"{seconds or self.limits.time:g} s")
 
     def _crashed(self):
-        self.proc.wait()
-        code = self.proc.returncode
-        console = self._console_tail()
-        if self.level == "bubblewrap" and 128 < code < 128 + 65:
-            code = 128 - code   # bwrap reports its child's signal N as exit 128 + N
-        if code < 0:
-            sig = signal.Signals(-code)
-            if sig == signal.SIGXCPU:
-                return CallOutcome("crashed", detail=f"cpu:{self.limits.cpu:g}")
-            return CallOutcome("crashed", detail=f"signal:{sig.name}", output=console)
-        if "MemoryError" in console:
-            return CallOutcome("crashed", detail=f"memory:{describe_size(self.limits.memory)}")
-        return CallOutcome("crashed", detail=f"exit:{code}", output=console)
-
-    def _console_tail(self, limit=4000):
-        try:
-            return self._read_private("console.log", limit, tail=True).decode("utf-8", "replace")
-        except OSError:
-            return ""
-
-    def _read_answer(self, rid):
-        name = f"ans-{rid}.json"
-        try:
-            text = self._read_private(name, self.limits.answer + 2 * self.limits.output + 65536)
-            return _outcome_from_answer(json.loads(text))
-        except OverflowError:
-            return CallOutcome("too_large", detail="answer file over the size cap")
-        except (OSError, ValueError, RecursionError, TypeError, wire.WireError) as exc:
-            return CallOutcome("bad_answer", detail=str(exc)[:200])
-        finally:
-            for done in (name, f"req-{rid}.json"):   # read once: free the disk now
-                try:
-                    os.unlink(done, dir_fd=self._dir_fd)
-                except OSError:
-                    pass
-
-
-def _disk_usage(dir_fd, cap, max_entries):
-    """(bytes on disk, entries) under a folder, never following links; stops past a cap."""
-    used, entries, stack = 0, 0, [os.dup(dir_fd)]
-    try:
-        while stack:
-            fd = stack.pop()
-            try:
-                with os.scandir(fd) as it:
-                    for entry in it:
-                        entries += 1
-                        try:
-                            info = entry.stat(follow_symlinks=False)
-                        except OSError:
-                            continue
-                        used += info.st_blocks * 512
-                        if entry.is_dir(follow_symlinks=False):
-                            try:
-                                stack.append(os.open(entry.name, os.O_RDONLY | os.O_DIRECTORY
-                                                     | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd))
-                            except OSError:
-                                pass
-                        if used > cap or entries > max_entries:
-                            return used, entries
-            finally:
-                os.close(fd)
-    finally:
-        for fd in stack:
-            os.close(fd)
-    return used, entries
-
-
-def _outcome_from_answer(raw):
-    """Validate an answer file's fields; only known fields and types pass."""
-    if type(raw) is not dict or raw.get("status") not in (
-            "ok", "error", "missing", "unsupported", "too_large"):
-        raise wire.WireError("answer has no valid status")
-    output = raw.get("output") if type(raw.get("output")) is str else ""
-    dropped = raw.get("output_dropped") if type(raw.get("output_dropped")) is int else 0
-    status = raw["status"]
-    common = {"output": output[:100_000], "output_dropped": dropped}
-    if status == "ok":
-        digest = raw.get("inputs_digest")
-        return CallOutcome("ok", value=wire.decode(raw.get("value")),
-                           inputs_digest=digest if type(digest) is str else "", **common)
-    if status == "error":
-        return CallOutcome("error", error=_clean_error(raw.get("error")), **common)
-    detail = {"missing": raw.get("function"), "unsupported": raw.get("type_name"),
-              "too_large": raw.get("size")}[status]
-    return CallOutcome(status, detail=str(detail)[:200], **common)
-
-
-def _clean_error(error):
-    if type(error) is not dict:
-        return {"type": "Exception", "message": ""}
-    clean = {}
-    for key, kind, cap in (("type", str, 100), ("message", str, 2000), ("file", str, 300),
-                           ("code", str, 500), ("line", int, None), ("offset", int, None)):
-        value = error.get(key)
-        if type(value) is kind:
-            clean[key] = value[:cap] if cap else value
-    return clean
+        """The outcome of a child that died: its Crash, and for a signal or an exit of
+        its own, the end of its console (shown to whoever reads the log, never judged)."""
+        crash = self.child.crash()
+        output = self.channel.console_tail() if crash.kind in ("signal", "exit") else ""
+        return CallOutcome.crashed(crash, output=output)

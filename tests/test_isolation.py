@@ -392,7 +392,7 @@ def test_a_child_the_process_limit_does_not_let_start_fails_its_checks(tmp_path,
         assert [o.status for o in outcomes[:2]] == ["ok", "ok"]
         outcome = outcomes[-1]
         assert outcome.status == "crashed" and outcome.detail == "processes:2", outcomes
-        assert "process limit" in render(_crash_line(outcome.detail, limits), "en")
+        assert "process limit" in render(_crash_line(outcome.crash, limits), "en")
     finally:
         for process in processes:
             process.close()

@@ -1,0 +1,184 @@
+"""The run layer's pieces in-process: statuses, crashes, the file channel, the reaper."""
+
+import json
+import os
+import signal
+
+import pytest
+
+from grader.child_main import EXIT_OUT_OF_MEMORY
+from grader.feedback import render
+from grader.hidden_tests import outcome_from_wire, outcome_to_wire
+from grader.judge import outcome_lines
+from grader.limits import Limits
+from grader.run_channel import Channel, Waited
+from grader.run_child import diagnose
+from grader.run_outcome import CallOutcome, Crash, Status, outcome_from_answer
+from grader.student_process import RunFolder, StudentProcess
+
+MiB = 1024 ** 2
+LIMITS = Limits(cpu=30.0, memory=768 * MiB, tmp=8 * MiB, processes=2)
+
+
+# ------------------------------------------------------------ Status and CallOutcome
+
+@pytest.mark.parametrize("status", list(Status))
+def test_status_round_trips_as_its_old_string(status):
+    assert Status(status.value) is status
+    assert status == status.value and str(status) == f"{status}" == status.value
+    assert json.loads(json.dumps({"s": status})) == {"s": status.value}
+    assert CallOutcome(status.value).status is status
+
+
+def test_unknown_status_is_refused():
+    with pytest.raises(ValueError):
+        CallOutcome("exploded")
+    with pytest.raises(Exception):
+        outcome_from_answer({"status": "crashed"})   # a child cannot claim a crash
+
+
+def test_a_crash_crosses_the_hidden_test_fork_as_plain_data():
+    outcome = CallOutcome.crashed(Crash.over_limit("memory", 768 * MiB))
+    data = json.loads(json.dumps(outcome_to_wire(outcome)))
+    assert data["status"] == "crashed"
+    back = outcome_from_wire(data)
+    assert back.status is Status.CRASHED and back.crash == outcome.crash
+    assert outcome_from_wire(json.loads(json.dumps(outcome_to_wire(CallOutcome("ok", 3))))).ok
+
+
+# ------------------------------------------------------------ Crash and its message
+
+@pytest.mark.parametrize("crash, detail, words", [
+    (Crash.over_limit("cpu", 30.0), "cpu:30", "CPU limit"),
+    (Crash.over_limit("memory", 768 * MiB), "memory:768 MiB", "used more than 768 MiB"),
+    (Crash.over_limit("disk", 8 * MiB), f"disk:{8 * MiB}", "disk limit"),
+    (Crash.over_limit("processes", 2), "processes:2", "process limit"),
+    (Crash.by_signal("SIGSEGV"), "signal:SIGSEGV", "crashed (SIGSEGV)"),
+    (Crash.exited(3), "exit:3", "exited (code 3)"),
+])
+def test_crash_renders_through_outcome_lines(crash, detail, words):
+    outcome = CallOutcome.crashed(crash)
+    assert outcome.detail == detail
+    [line] = outcome_lines(outcome, "f", "f.py", LIMITS)
+    assert words in render(line, "en")
+
+
+def test_crash_fields_are_checked():
+    with pytest.raises(ValueError):
+        Crash("melted")
+    with pytest.raises(ValueError):
+        Crash.over_limit("patience", 1)
+
+
+@pytest.mark.parametrize("code, level, crash", [
+    (-signal.SIGSEGV, "process", Crash.by_signal("SIGSEGV")),
+    (-signal.SIGXCPU, "process", Crash.over_limit("cpu", 30.0)),
+    (128 + signal.SIGKILL, "bubblewrap", Crash.by_signal("SIGKILL")),
+    (128 + signal.SIGKILL, "process", Crash.exited(128 + signal.SIGKILL)),
+    (EXIT_OUT_OF_MEMORY, "process", Crash.over_limit("memory", 768 * MiB)),
+    (0, "none", Crash.exited(0)),
+])
+def test_diagnosis_reads_the_exit_status_and_the_limits(code, level, crash):
+    assert diagnose(code, level, LIMITS) == crash
+
+
+# ------------------------------------------------------------ the channel
+
+def test_channel_refuses_a_planted_link(tmp_path):
+    secret = tmp_path / "secret.txt"
+    secret.write_text("answer key")
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "req-000001.json").symlink_to(secret)
+    (work / "ans-000002.json").symlink_to(secret)
+    channel = Channel(work)
+    try:
+        assert channel.send("000001", {"op": "load"}) is False   # never written through
+        assert secret.read_text() == "answer key"
+        with pytest.raises(OSError):
+            channel.read_private("ans-000002.json", 1000)
+        assert channel.read_answer("000002", 1000).status is Status.BAD_ANSWER
+        assert secret.read_text() == "answer key"
+    finally:
+        channel.close()
+
+
+def test_channel_caps_what_it_reads_and_times_out(tmp_path):
+    channel = Channel(tmp_path, disk_cap=4096)
+    try:
+        channel.write_new("ans-000001.json", json.dumps({"status": "ok", "value": 1}).encode())
+        with pytest.raises(OSError):
+            channel.write_new("ans-000001.json", b"again")   # never over a file
+        assert channel.wait("000001", 0, lambda: False) is Waited.ANSWER
+        assert channel.read_answer("000001", 10).status is Status.TOO_LARGE
+        assert not (tmp_path / "ans-000001.json").exists()
+        assert channel.wait("000002", 0, lambda: False) is Waited.TIMEOUT
+        assert channel.wait("000002", 0, lambda: True) is Waited.EXITED
+        (tmp_path / "big").write_bytes(os.urandom(64 * 1024))
+        assert channel.over_disk_cap()
+    finally:
+        channel.close()
+
+
+# ------------------------------------------------------------ a real child
+
+CODE = '''
+import os, signal
+
+def segv():
+    os.kill(os.getpid(), signal.SIGSEGV)
+
+def claims_memory_error():
+    os.write(2, b"MemoryError\\n")
+    os._exit(1)
+
+def ok():
+    return 1
+
+def memory_after_the_call():
+    import __main__
+
+    def write_answer(*args):   # the child's own answer writer runs out of memory
+        raise MemoryError
+    __main__.write_answer = write_answer   # from the next answer on
+    return 1
+'''
+
+
+@pytest.fixture
+def process(tmp_path):
+    (tmp_path / "mod.py").write_text(CODE)
+    folder = RunFolder()
+    child = StudentProcess(folder, tmp_path, "mod", Limits(time=5.0), "none")
+    yield child
+    child.close()
+    folder.close()
+
+
+def test_a_crash_by_signal_is_a_structured_crash(process):
+    outcome = process.call("segv")
+    assert outcome.status is Status.CRASHED
+    assert outcome.crash == Crash.by_signal("SIGSEGV") and outcome.detail == "signal:SIGSEGV"
+    assert process.call("ok").value == 1   # a fresh child
+
+
+def test_what_a_child_prints_does_not_decide_its_crash(process):
+    outcome = process.call("claims_memory_error")
+    assert outcome.crash == Crash.exited(1)
+    assert "MemoryError" in outcome.output   # shown, not believed
+
+
+def test_out_of_memory_outside_a_call_is_the_memory_limit(process):
+    assert process.call("memory_after_the_call").ok
+    outcome = process.call("ok")
+    assert outcome.crash == Crash.over_limit("memory", process.limits.memory)
+    assert outcome.output == ""
+
+
+def test_the_run_folder_owns_its_live_children(process):
+    reaper = process.folder.reaper
+    assert not reaper.live
+    assert process.call("ok").ok
+    assert reaper.live == {process.proc.pid}
+    process.close()
+    assert not reaper.live and process.proc is None
