@@ -479,13 +479,15 @@ def reap_strays(keep):
     """Kill and reap processes re-parented to the grader that it did not start.
 
     Nothing unless the grader is a subreaper; ``keep`` must hold every child
-    the grader started and still runs.
+    the grader started and still runs.  Only processes outside the grader's
+    session are strays: every student process starts a session of its own,
+    while the grader's own forks (judging, hidden tests) stay in its session.
     """
     if not become_subreaper():
         return
-    me = os.getpid()
+    me, session = os.getpid(), os.getsid(0)
     for _ in range(20):
-        strays = [pid for pid in _children_of(me) if pid not in keep]
+        strays = [pid for pid in _children_of(me, session) if pid not in keep]
         if not strays:
             return
         for pid in strays:
@@ -500,7 +502,8 @@ def reap_strays(keep):
                 pass
 
 
-def _children_of(parent):
+def _children_of(parent, not_session):
+    """Children of ``parent`` that are not in the session ``not_session``."""
     found = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -510,7 +513,7 @@ def _children_of(parent):
                 stat = f.read().decode("ascii", "replace")
         except OSError:
             continue
-        fields = stat[stat.rfind(")") + 2:].split()
-        if len(fields) > 1 and fields[1] == str(parent):
+        fields = stat[stat.rfind(")") + 2:].split()   # state ppid pgrp session ...
+        if len(fields) > 3 and fields[1] == str(parent) and fields[3] != str(not_session):
             found.append(int(entry))
     return found

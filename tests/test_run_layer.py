@@ -182,3 +182,36 @@ def test_the_run_folder_owns_its_live_children(process):
     assert reaper.live == {process.proc.pid}
     process.close()
     assert not reaper.live and process.proc is None
+
+
+def test_the_reaper_spares_the_graders_own_forks_and_kills_strays():
+    """A stray (a student process that left its group) is killed; the grader's own
+    fork (judging, hidden tests) lives in the grader's session and is spared."""
+    import os
+    import signal
+    import time
+
+    from grader import sandbox
+
+    if not sandbox.become_subreaper():
+        pytest.skip("no subreaper on this platform")
+    own = os.fork()
+    if own == 0:
+        time.sleep(30)
+        os._exit(0)
+    stray = os.fork()
+    if stray == 0:
+        os.setsid()
+        time.sleep(30)
+        os._exit(0)
+    try:
+        deadline = time.monotonic() + 5
+        while os.getsid(stray) == os.getsid(0) and time.monotonic() < deadline:
+            time.sleep(0.01)   # until the stray has left the grader's session
+        sandbox.reap_strays(keep=set())
+        with pytest.raises(ChildProcessError):   # killed and reaped
+            os.waitpid(stray, os.WNOHANG)
+        assert os.waitpid(own, os.WNOHANG) == (0, 0)   # still running
+    finally:
+        os.kill(own, signal.SIGKILL)
+        os.waitpid(own, 0)

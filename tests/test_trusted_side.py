@@ -235,3 +235,25 @@ def greedy(logits):
             "--output", out, *LIMITS)
     assert out.stat().st_size < 200_000
     assert time.monotonic() - start < 60
+
+
+def test_a_crash_inside_a_hidden_test_is_named_as_a_crash(tmp_path):
+    """Closing a crashed child must not take the grader's hidden-test fork with it."""
+    source = (SOLUTIONS / SET / "attention.py").read_text() + '''
+
+_attention = attention
+
+
+def attention(Q, K, V, causal=True):
+    import os
+    if len(Q) == 5:
+        os._exit(3)
+    return _attention(Q, K, V, causal)
+'''
+    folder = _submission(tmp_path, attention=source)
+    doc = json.loads(run_cli(SET, "--submission", folder, "--json", "--exercise", "attention",
+                             *LIMITS).stdout)
+    crashed = [t for t in doc["tests"] if t["extra_data"]["kind"] == "pytest"
+               and t["status"] == "failed"]
+    assert crashed and all("exited before answering" in t["output"] for t in crashed), \
+        [t["output"] for t in crashed]
