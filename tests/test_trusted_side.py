@@ -246,8 +246,8 @@ _attention = attention
 
 def attention(Q, K, V, causal=True):
     import os
-    if len(Q) == 5:
-        os._exit(3)
+    if getattr(Q, "shape", None) == (5, 8) and getattr(V, "shape", None) == (5, 4):
+        os._exit(3)   # only the hidden pytest tests call with these shapes
     return _attention(Q, K, V, causal)
 '''
     folder = _submission(tmp_path, attention=source)
