@@ -71,8 +71,8 @@ ATTACKS = {
 
 
 # checks of the functions an attack leaves alone: they keep their points
-INTACT = {"self-test-q4": ("cells-2000", "cells-formula", "cells-4096"),
-          "cells-formula": ("self-test-q4", "growth-512-2048", "growth-1000-1500"),
+INTACT = {"self-test-q4": ("cells-2000", "cells-formula", "cells-random-a"),
+          "cells-formula": ("self-test-q4", "growth-random-a", "growth-random-b"),
           "llama3-by-hand": ("llama2-by-hand", "per-token-llama2", "cache-llama2-4096")}
 
 
