@@ -12,11 +12,14 @@ from pathlib import Path
 
 import click
 
-from . import report, sandbox, spec_loader, submission_files
+from .report import render as report
+from .run import sandbox
+from .course import loader as spec_loader
+from .instructor import uploads as submission_files
 from .errors import CourseError, ExitCode
 from .files import write_atomic
-from .progress import Progress
-from .limits import parse_size
+from .report.progress import Progress
+from .course.limits import parse_size
 
 EPILOG = """\b
 Exit codes:
@@ -222,7 +225,7 @@ def _check_exercise_ids(exercise_set, wanted):
     known = [e.id for e in exercise_set.exercises]
     for ex_id in wanted:
         if ex_id not in known:
-            from .schema import did_you_mean
+            from .course.schema import did_you_mean
 
             raise CourseError(f"no exercise {ex_id!r} in set {exercise_set.id!r}",
                               hint=did_you_mean(ex_id, known) or "exercises: " + ", ".join(known))
@@ -276,7 +279,7 @@ SUBMISSION_OPTION = click.option(
               help="Language (default: from the locale).")
 def show(set_id, exercise_id, submission, course_dir, lang):
     """Show an exercise (or the whole set) as you should read it before coding."""
-    from .student_view import exercise_text
+    from .report.student_view import exercise_text
 
     lang = lang or default_lang()
     try:
@@ -300,7 +303,7 @@ def show(set_id, exercise_id, submission, course_dir, lang):
 def hint(set_id, exercise_id, submission, course_dir, lang):
     """Show the next hint of exercise ID (and the ones shown before). Hints go from a
     nudge to a near-answer; each one you ask for is recorded."""
-    from .student_view import hint_lines
+    from .report.student_view import hint_lines
 
     lang = lang or default_lang()
     try:
@@ -324,7 +327,7 @@ def hint(set_id, exercise_id, submission, course_dir, lang):
               help="Language (default: from the locale).")
 def progress(set_id, submission, course_dir, lang):
     """Your progress in SET: best score, attempts and hints per exercise, and what's next."""
-    from .student_view import progress_lines
+    from .report.student_view import progress_lines
 
     lang = lang or default_lang()
     try:
@@ -356,7 +359,7 @@ def dev_check(set_ids, course_dir, isolation, seeds, exercises):
     caught and tagged, stand-ins that do nothing (zeros, a constant, the first
     argument, a table of the visible answers) score nothing. Exits 1 with a list
     of what to fix."""
-    from .devcheck import check_course
+    from .instructor.devcheck import check_course
 
     try:
         course = _course(course_dir)
@@ -383,7 +386,7 @@ def dev_check(set_ids, course_dir, isolation, seeds, exercises):
               help="Course folder (default: found from the current folder up).")
 def new(set_id, exercise_id, course_dir):
     """Start a new exercise: YAML skeleton, stub and reference solution."""
-    from .scaffold import new_exercise
+    from .instructor.scaffold import new_exercise
 
     try:
         for path in new_exercise(_course(course_dir), set_id, exercise_id):
@@ -397,7 +400,7 @@ def new(set_id, exercise_id, course_dir):
 @main.command("schema")
 def schema():
     """Print the JSON Schema of an exercise YAML file (for editor completion)."""
-    from .formats import json_schema
+    from .course.formats import json_schema
 
     click.echo(json.dumps(json_schema(), ensure_ascii=False, indent=2))
 
@@ -438,7 +441,7 @@ def grade_all_command(set_id, submissions, out_dir, jobs, force, exercises, cour
     total, per-exercise scores). A re-run grades only students whose stub files
     changed.
     """
-    from .gradebook import grade_all
+    from .instructor.gradebook import grade_all
 
     extra = ["--lang", lang or default_lang()]
     extra += ["--isolation", isolation] if isolation else []
@@ -470,7 +473,7 @@ def _progress(submissions):
     """A progress bar on a terminal; silent otherwise."""
     import contextlib
 
-    from .gradebook import find_submissions
+    from .instructor.gradebook import find_submissions
 
     if not sys.stderr.isatty():
         return contextlib.nullcontext(None)
@@ -503,7 +506,7 @@ def export():
 @require_isolation_option(sandbox.BATCH_MINIMUM)
 def export_gradescope(set_id, output, course_dir, lang, hidden_visibility, required):
     """Write a Gradescope autograder.zip (setup.sh, run_autograder, the course)."""
-    from .export import gradescope_zip
+    from .instructor.export import gradescope_zip
 
     try:
         course = _course(course_dir)
@@ -528,7 +531,7 @@ def release(set_id, out_dir, course_dir, isolation):
     """Write the student bundle of SET: grader, stubs, visible checks; no solutions.
 
     Refuses when a stub passes a check (it would ship an answer)."""
-    from .release import make_release
+    from .instructor.release import make_release
 
     try:
         course = _course(course_dir)

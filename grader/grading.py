@@ -10,13 +10,14 @@ import dataclasses
 import time
 from pathlib import Path
 
-from . import hidden_tests, sandbox, wire
-from .feedback import Msg
-from .judge import judge_bounded, load_lines
-from .points import resolve_points
-from .references import Reference
-from .results import CheckResult, ExerciseResult, RunResult
-from .student_process import RunFolder, StudentProcess
+from .judge import hidden_tests
+from .run import sandbox, wire
+from .judge.msg import Msg
+from .judge.check import judge_bounded, load_lines
+from .judge.points import resolve_points
+from .run.references import Reference
+from .judge.results import CheckResult, ExerciseResult, RunResult
+from .run.student import RunFolder, StudentProcess
 
 
 def grade_set(exercise_set, submission, level, limit_overrides=None, only=None,

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.spec import Course
+from grader.course.spec import Course
 
 ROOT = Path(__file__).resolve().parents[1]
 SOLUTIONS = ROOT / "solutions"
@@ -186,7 +186,7 @@ def reachable_python(venv_python, monkeypatch):
     """Children run the system venv's Python: reachable by a run's own uid."""
     import json
 
-    from grader import sandbox
+    from grader.run import sandbox
 
     paths = json.loads(subprocess.run(
         [venv_python, "-c", "import json, sysconfig; p = sysconfig.get_paths(); "

@@ -19,8 +19,8 @@ import pytest
 
 from conftest import EXERCISES, ROOT, SOLUTIONS, run_cli
 
-from grader import batch
-from grader.submission_files import SubmissionError, find_stub_files
+from grader.instructor import batch
+from grader.instructor.uploads import SubmissionError, find_stub_files
 
 DAY3_MAX = 93.0
 

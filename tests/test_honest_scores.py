@@ -12,11 +12,11 @@ import sympy
 
 from conftest import ROOT, SOLUTIONS, checks_of, grade_many
 
-from grader import spec_loader
-from grader.compare import compare
-from grader.judge import judge
-from grader.spec import Compare, Course
-from grader.student_process import CallOutcome
+from grader.course import loader as spec_loader
+from grader.judge.compare import compare
+from grader.judge.check import judge
+from grader.course.spec import Compare, Course
+from grader.run.student import CallOutcome
 
 COURSE = Course(ROOT)
 
@@ -57,7 +57,7 @@ def test_exact_sizes_in_any_exact_form_are_accepted():
     assert compare(sympy.Pow(2, 25, evaluate=False), "32 MiB", spec).passed
     from decimal import Decimal
 
-    from grader import wire
+    from grader.run import wire
 
     assert compare(wire.decode(wire.encode(Decimal(16))), 16, Compare("number", {})).passed
 

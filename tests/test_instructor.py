@@ -7,8 +7,8 @@ import pytest
 
 from conftest import GOOD, GOOD_HIDDEN, ROOT, make_course, run_cli
 
-from grader import yaml_source
-from grader.formats import EXERCISE
+from grader.course import yaml_source
+from grader.course.formats import EXERCISE
 
 
 def dev_check(course, *args, timeout=120):

@@ -15,10 +15,11 @@ import pytest
 from conftest import FULL_DAY3, ROOT, SOLUTIONS, copy_exercises, make_course, run_cli, \
     scores_by_exercise
 
-from grader import sandbox, spec_loader
+from grader.run import sandbox
+from grader.course import loader as spec_loader
 from grader.grading import grade_set
-from grader.limits import Limits
-from grader.student_process import RunFolder, StudentProcess
+from grader.course.limits import Limits
+from grader.run.student import RunFolder, StudentProcess
 
 ROOT_ONLY = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (a run's own uid)")
 BWRAP = pytest.mark.skipif(not sandbox.bubblewrap_works(), reason="bubblewrap not usable")
@@ -315,7 +316,7 @@ def test_child_finds_a_venvs_libraries_before_importing_numpy(tmp_path, venv_pyt
 
     assert subprocess.run([sandbox.os.path.realpath(venv_python), "-I", "-c", "import numpy"],
                           capture_output=True).returncode != 0   # the base has no numpy
-    proc = subprocess.run([venv_python, "-c", "from grader import sandbox; "
+    proc = subprocess.run([venv_python, "-c", "from grader.run import sandbox; "
                            "print(sandbox.interpreter())"], cwd=ROOT, capture_output=True,
                           text=True, check=True)
     assert proc.stdout.strip() == str(venv_python)
@@ -338,9 +339,9 @@ def test_files_a_run_leaves_in_tmp_go_with_its_uid(tmp_path, reachable_python):
 NON_ROOT_GRADER = '''
 import json, sys
 sys.path.insert(0, {root!r})
-from grader import sandbox
-from grader.limits import Limits
-from grader.student_process import RunFolder, StudentProcess
+from grader.run import sandbox
+from grader.course.limits import Limits
+from grader.run.student import RunFolder, StudentProcess
 folder = RunFolder(sandbox.plan("bubblewrap"))
 process = StudentProcess(folder, {sub!r}, "forks", Limits(time=20, processes=16))
 outcome = process.call("forks", [100])
@@ -380,8 +381,8 @@ def test_a_child_the_process_limit_does_not_let_start_fails_its_checks(tmp_path,
                                                                       reachable_python):
     """The limit counts all of a run's processes; a child over it is that exercise's
     failure with the reason, not an internal error of the grader."""
-    from grader.judge import _crash_line
-    from grader.feedback import render
+    from grader.judge.check import _crash_line
+    from grader.report.messages import render
 
     folder = RunFolder(sandbox.plan("process"))
     sub = _student(tmp_path, "who", WHO)

@@ -6,15 +6,15 @@ import signal
 
 import pytest
 
-from grader.child_main import EXIT_OUT_OF_MEMORY
-from grader.feedback import render
-from grader.hidden_tests import outcome_from_wire, outcome_to_wire
-from grader.judge import outcome_lines
-from grader.limits import Limits
-from grader.run_channel import Channel, Waited
-from grader.run_child import diagnose
-from grader.run_outcome import CallOutcome, Crash, Status, outcome_from_answer
-from grader.student_process import RunFolder, StudentProcess
+from grader.run.child_main import EXIT_OUT_OF_MEMORY
+from grader.report.messages import render
+from grader.judge.hidden_tests import outcome_from_wire, outcome_to_wire
+from grader.judge.check import outcome_lines
+from grader.course.limits import Limits
+from grader.run.channel import Channel, Waited
+from grader.run.child import diagnose
+from grader.run.outcome import CallOutcome, Crash, Status, outcome_from_answer
+from grader.run.student import RunFolder, StudentProcess
 
 MiB = 1024 ** 2
 LIMITS = Limits(cpu=30.0, memory=768 * MiB, tmp=8 * MiB, processes=2)
@@ -191,7 +191,7 @@ def test_the_reaper_spares_the_graders_own_forks_and_kills_strays():
     import signal
     import time
 
-    from grader import sandbox
+    from grader.run import sandbox
 
     if not sandbox.become_subreaper():
         pytest.skip("no subreaper on this platform")

@@ -3,9 +3,9 @@
 
 import pytest
 
-from grader import spec_loader
+from grader.course import loader as spec_loader
 from grader.errors import CourseError
-from grader.spec import Course
+from grader.course.spec import Course
 
 from conftest import GOOD, ROOT, make_course
 

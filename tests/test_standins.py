@@ -8,10 +8,11 @@ import sympy
 
 from conftest import GOOD, GOOD_HIDDEN, ROOT, make_course
 
-from grader import inputs, spec_loader, standin_runtime as rt, standins
-from grader.devcheck import check_set
+from grader.course import inputs, loader as spec_loader
+from grader.instructor import standin_runtime as rt, standins
+from grader.instructor.devcheck import check_set
 from grader.grading import grade_set
-from grader.spec import Course
+from grader.course.spec import Course
 
 LEVEL = "none"   # the stand-ins are the grader's own code; isolation is not the point here
 

@@ -6,9 +6,9 @@ import textwrap
 import numpy as np
 import pytest
 
-from grader import sandbox
-from grader.limits import Limits
-from grader.student_process import RunFolder, StudentProcess
+from grader.run import sandbox
+from grader.course.limits import Limits
+from grader.run.student import RunFolder, StudentProcess
 
 CODE = '''
 import numpy as np

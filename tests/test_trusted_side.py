@@ -90,7 +90,7 @@ def _process_level_python():
     import sys
 
     from conftest import system_venv
-    from grader import sandbox
+    from grader.run import sandbox
 
     if os.geteuid() == 0 and sandbox._blocking_folder(sys.executable):
         return system_venv()
@@ -171,7 +171,7 @@ def _submission(tmp_path, **files):
 
 
 def test_thousands_separators_are_read_exactly():
-    from grader.units import UnitError, parse_bytes
+    from grader.course.units import UnitError, parse_bytes
 
     assert parse_bytes("1.048.576 B") == parse_bytes("1,048,576 B") == 1024 ** 2
     assert parse_bytes("0.5 MiB") == 512 * 1024

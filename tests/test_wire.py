@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import sympy
 
-from grader import wire
+from grader.run import wire
 
 
 @pytest.mark.parametrize("value", [

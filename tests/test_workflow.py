@@ -14,9 +14,9 @@ import pytest
 
 from conftest import ROOT, SOLUTIONS, copy_exercises, run_cli
 
-from grader import spec_loader
-from grader.references import Reference
-from grader.spec import Course
+from grader.course import loader as spec_loader
+from grader.run.references import Reference
+from grader.course.spec import Course
 
 
 @pytest.fixture(scope="module")

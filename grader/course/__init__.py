@@ -1,0 +1,1 @@
+"""The course as data: YAML files -> frozen, validated specs."""

@@ -1,0 +1,156 @@
+"""Course files on disk -> frozen spec objects, strictly.
+
+Every problem is a CourseError naming the file, the line and what was
+expected.  Layout (paths mirror each other, as in rustlings):
+
+  exercises/SET/set.yaml, exercises/SET/ID.yaml, exercises/SET/FILE.py (stub)
+  solutions/SET/FILE.py (reference), solutions/SET/ID.hidden.yaml,
+  solutions/SET/test_MODULE.py (hidden pytest checks for FILE.py)
+"""
+
+from pathlib import Path
+
+from . import formats, inputs, yaml_source
+from ..errors import CourseError
+from .limits import Limits
+from .schema import Where, did_you_mean
+from .spec import Check, Course, Exercise, ExerciseSet, Misconception, Rule, Text
+
+HIDDEN_SUFFIX = ".hidden.yaml"
+
+
+def find_course(start=None):
+    """The folder holding exercises/*/set.yaml: ``start`` or one of its parents."""
+    here = Path(start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        if any((folder / "exercises").glob("*/set.yaml")):
+            return Course(folder)
+    raise CourseError(f"no course found in {here} or its parents (looked for "
+                      "exercises/*/set.yaml)", hint="run inside the course folder or "
+                      "pass --course DIR")
+
+
+def load_set(course, set_id, seed_offset=0):
+    """Load one exercise set with all its exercises and hidden checks."""
+    ex_dir = course.exercises_dir / set_id
+    manifest_path = ex_dir / "set.yaml"
+    if not manifest_path.is_file():
+        raise CourseError(f"no exercise set {set_id!r}", hint=did_you_mean(
+            set_id, course.set_ids()) or "sets: " + ", ".join(course.set_ids()))
+    manifest = _validated(manifest_path, formats.SET)
+    _check_order(manifest_path, manifest, ex_dir)
+    sol_dir = course.solutions_dir / set_id
+    exercises = tuple(_load_exercise(ex_dir / f"{ex_id}.yaml", set_id, sol_dir, seed_offset)
+                      for ex_id in manifest["order"])
+    return ExerciseSet(set_id, Text(**manifest["title"]), exercises, ex_dir, sol_dir,
+                       manifest["released"])
+
+
+def _validated(path, schema):
+    data = yaml_source.load(path)
+    return schema.validate(data, Where(path, getattr(data, "line", 1)))
+
+
+def _check_order(path, manifest, ex_dir):
+    listed = manifest["order"]
+    present = {p.name[:-5] for p in ex_dir.glob("*.yaml") if p.name != "set.yaml"}
+    for i, ex_id in enumerate(listed):
+        if listed.index(ex_id) != i:
+            raise CourseError(f"order: {ex_id!r} is listed twice", path)
+        if ex_id not in present:
+            raise CourseError(f"order: no file {ex_id}.yaml for exercise {ex_id!r}", path,
+                              hint=did_you_mean(ex_id, present))
+    for stray in sorted(present - set(listed)):
+        raise CourseError(f"{stray}.yaml is not listed in order", path,
+                          hint="add it to 'order' or remove the file")
+
+
+def _load_exercise(path, set_id, sol_dir, seed_offset):
+    raw = _validated(path, formats.EXERCISE)
+    top = Where(path, 1)
+    if raw["id"] != path.stem:
+        top.child("id").fail(f"the id {path.stem!r} (the file name)", raw["id"])
+    file = raw["file"] or raw["id"].replace("-", "_") + ".py"
+    if not (path.parent / file).is_file():
+        raise CourseError(f"the stub {file} is missing from {path.parent}", path,
+                          hint="create the stub file or fix 'file'")
+    functions = tuple(raw["functions"])
+    checks = [_check(c, functions, "visible", path, seed_offset) for c in raw["checks"]]
+    hidden_path = sol_dir / (raw["id"] + HIDDEN_SUFFIX)
+    if hidden_path.is_file():
+        hidden = _validated(hidden_path, formats.HIDDEN)
+        checks += [_check(c, functions, "hidden", hidden_path, seed_offset)
+                   for c in hidden["checks"]]
+    _unique_ids(checks)
+    misconceptions = tuple(_misconception(m, functions, checks, path)
+                           for m in raw["misconceptions"])
+    module = Path(file).stem
+    tests = tuple(p for p in [sol_dir / f"test_{module}.py"] if p.is_file())
+    return Exercise(
+        id=raw["id"], set_id=set_id, title=Text(**raw["title"]), prompt=Text(**raw["prompt"]),
+        file=file, functions=functions, points=float(raw["points"]),
+        limits=Limits().merged(**raw["limits"]),
+        hints=tuple(Text(**h) for h in raw["hints"]), misconceptions=misconceptions,
+        checks=tuple(checks), spec_path=path, solution_path=sol_dir / file, test_files=tests,
+        submission_points=raw.get("submission_points"))
+
+
+def _check(raw, functions, default_visibility, path, seed_offset):
+    line = raw.line
+    where = Where(path, line, f"check {raw['id']!r}")
+    function = raw["call"]
+    if function is None:
+        if len(functions) != 1:
+            where.fail("'call': the exercise grades several functions ("
+                       + ", ".join(functions) + ")")
+        function = functions[0]
+    elif function not in functions:
+        where.fail("'call' to name one of the exercise's functions (" + ", ".join(functions)
+                   + ")", function, did_you_mean(function, functions))
+    visibility = raw["visibility"] or default_visibility
+    if default_visibility == "hidden" and visibility != "hidden":
+        where.fail("hidden checks only in a .hidden.yaml file", visibility,
+                   "move the check to the exercise file under exercises/")
+    return Check(
+        id=raw["id"], function=function, args=tuple(inputs.build(raw["args"], path, seed_offset)),
+        kwargs=inputs.build(raw["kwargs"], path, seed_offset), compare=raw["compare"],
+        visibility=visibility, points=raw["points"], pick=raw["pick"],
+        expect=inputs.build(raw["expect"], path, seed_offset),
+        has_expect=raw["expect"] is not None,
+        description=Text(**raw["description"]) if raw["description"] else None,
+        source=path, line=line, reveal=raw["reveal"] or _default_reveal(raw))
+
+
+def _default_reveal(raw):
+    """Answers typed in and choices must be worked out: a failure names no answer."""
+    kind = raw["compare"].kind
+    return "diagnosis" if (not raw["args"] and not raw["kwargs"]) or kind in ("choice", "set") \
+        else "answer"
+
+
+def _unique_ids(checks):
+    seen = {}
+    for check in checks:
+        if check.id in seen:
+            raise CourseError(f"duplicate check id {check.id!r} (also in {seen[check.id]})",
+                              check.source, check.line)
+        seen[check.id] = f"{check.source.name}:{check.line}"
+
+
+def _misconception(raw, functions, checks, path):
+    where = Where(path, raw.line, f"misconception {raw['tag']!r}")
+    for name in raw["functions"]:
+        if name not in functions:
+            where.fail("functions: names of graded functions", name,
+                       did_you_mean(name, functions))
+    ids = {c.id for c in checks}
+    for check_id in raw["checks"]:
+        if check_id not in ids:
+            where.fail("checks: ids of this exercise's checks", check_id,
+                       did_you_mean(check_id, ids))
+    rule = Rule(*raw["when"]) if raw["when"] else None
+    if rule and rule.kind == "equals":
+        rule = Rule("equals", inputs.build(rule.value, path))
+    return Misconception(tag=raw["tag"], message=Text(**raw["message"]), wrong=raw["wrong"],
+                         rule=rule, functions=tuple(raw["functions"]),
+                         checks=tuple(raw["checks"]))

@@ -1,0 +1,1 @@
+"""Instructor tools: dev check, release, class grading, Gradescope."""

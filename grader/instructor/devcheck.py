@@ -1,0 +1,213 @@
+"""``attn-grade dev check``: a course proves its own checks.
+
+For each set: every YAML file loads; no stray files; the stubs fail every
+check; the reference solutions get full marks on several input seeds (and we
+report how close each check comes to its tolerance); every registered wrong
+version fails some check and carries its tag; stand-ins that do nothing (zeros,
+a constant, the first argument, a lookup table of what a student can see)
+score nothing, or at most half for the lookup table (``standins``).
+"""
+
+import dataclasses
+import shutil
+import tempfile
+from pathlib import Path
+
+from ..course import loader as spec_loader
+from . import standins
+from ..errors import CourseError
+from ..grading import grade_set
+
+SEEDS = (0, 1, 2)
+CLOSE_MARGIN = 0.5
+
+
+@dataclasses.dataclass(frozen=True)
+class Finding:
+    """One line of the dev check report; ``problem`` ones make it exit 1."""
+
+    set_id: str
+    exercise: str
+    message: str
+    problem: bool = True
+
+    def __str__(self):
+        where = f"{self.set_id}/{self.exercise}" if self.exercise else self.set_id
+        return f"{'✗' if self.problem else '·'} {where}: {self.message}"
+
+
+def check_course(course, set_ids, level, seeds=SEEDS, only=None):
+    """All findings for the given sets (problems and notes)."""
+    findings = []
+    for set_id in set_ids:
+        findings += check_set(course, set_id, level, seeds, only)
+    return findings
+
+
+def check_set(course, set_id, level, seeds=SEEDS, only=None, stand_ins=True):
+    """``only``: exercise ids to grade (None: all); files are always all checked."""
+    try:
+        exercise_set = spec_loader.load_set(course, set_id)
+    except CourseError as exc:
+        return [Finding(set_id, "", f"invalid: {exc}")]
+    findings = stray_files(exercise_set)
+    try:
+        findings += stubs_fail(exercise_set, level, only)
+        reference_runs = {}
+        findings += solutions_pass(course, set_id, level, seeds, only, reference_runs)
+        findings += wrong_versions_caught(exercise_set, level, only)
+        if stand_ins:
+            findings += stand_ins_score_nothing(exercise_set, level, reference_runs, only)
+    except CourseError as exc:
+        findings.append(Finding(set_id, "", f"grading failed: {exc}"))
+    return findings
+
+
+def stray_files(exercise_set):
+    """Stubs without YAML, solutions without stubs, hidden files without exercise."""
+    set_id, out = exercise_set.id, []
+    stubs = {e.file for e in exercise_set.exercises}
+    modules = {Path(f).stem for f in stubs}
+    ids = {e.id for e in exercise_set.exercises}
+    for path in sorted(exercise_set.exercises_dir.glob("*.py")):
+        if path.name not in stubs:
+            out.append(Finding(set_id, "", f"stub {path.name} has no exercise YAML"))
+    for path in sorted(exercise_set.solutions_dir.glob("*.py")):
+        name = path.name
+        if name.startswith("test_") and name[5:-3] not in modules:
+            out.append(Finding(set_id, "", f"hidden test {name} matches no stub "
+                                           f"(expected test_MODULE.py)"))
+        elif not name.startswith("test_") and name != "conftest.py" and name not in stubs:
+            out.append(Finding(set_id, "", f"solution {name} has no stub in exercises/"))
+    for path in sorted(exercise_set.solutions_dir.glob("*" + spec_loader.HIDDEN_SUFFIX)):
+        if path.name[:-len(spec_loader.HIDDEN_SUFFIX)] not in ids:
+            out.append(Finding(set_id, "", f"{path.name} belongs to no exercise"))
+    for exercise in exercise_set.exercises:
+        if not exercise.solution_path.is_file():
+            out.append(Finding(set_id, exercise.id, f"no reference solution "
+                                                    f"{exercise.solution_path.name}"))
+    return out
+
+
+def stubs_fail(exercise_set, level, only=None):
+    run = grade_set(exercise_set, exercise_set.exercises_dir, level, only=only)
+    return [Finding(exercise_set.id, c.exercise, f"the stub passes check {c.check!r}")
+            for e in run.exercises for c in e.checks if c.passed]
+
+
+def solutions_pass(course, set_id, level, seeds, only=None, keep=None):
+    """``keep``: a dict that receives the first seed's ExerciseResult of each exercise."""
+    out, margins = [], {}
+    for seed in seeds:
+        exercise_set = spec_loader.load_set(course, set_id, seed_offset=seed)
+        run = grade_set(exercise_set, exercise_set.solutions_dir, level, only=only)
+        if keep is not None and seed == seeds[0]:
+            keep.update({e.exercise.id: e for e in run.exercises})
+        for e in run.exercises:
+            for c in e.checks:
+                key = (c.exercise, c.check)
+                if not c.passed:
+                    out.append(Finding(set_id, c.exercise, f"the reference fails check "
+                                                           f"{c.check!r} (seed {seed})"))
+                elif c.margin is not None:
+                    margins[key] = max(margins.get(key, 0.0), c.margin)
+    out += margin_notes(set_id, margins)
+    return out
+
+
+def margin_notes(set_id, margins):
+    """The checks whose reference answer comes closest to the tolerance limit."""
+    ranked = sorted(margins.items(), key=lambda kv: -kv[1])
+    shown = [kv for kv in ranked if kv[1] > CLOSE_MARGIN] or ranked[:1]
+    return [Finding(set_id, ex, f"closest to its tolerance: check {check!r}, the reference "
+                                f"uses {margin:.1%} of it", problem=False)
+            for (ex, check), margin in shown]
+
+
+def wrong_versions_caught(exercise_set, level, only=None):
+    """Grade each registered wrong function in place of its graded function."""
+    out = []
+    for exercise in exercise_set.exercises:
+        if only is not None and exercise.id not in only:
+            continue
+        for m in exercise.misconceptions:
+            for function in exercise.wrong_targets(m) if m.wrong else ():
+                label = f"wrong version {m.wrong} (as {function})"
+                checks = _grade_wrong_version(exercise_set, exercise, m.wrong, function, level)
+                failed = [c for c in checks if not c.passed]
+                if not failed:
+                    out.append(Finding(exercise_set.id, exercise.id, f"{label} escapes every "
+                                                                     "check"))
+                elif not any(m.tag in c.tags for c in failed):
+                    out.append(Finding(exercise_set.id, exercise.id,
+                                       f"{label} fails but is never tagged {m.tag!r}"))
+                out += _shadowed_rules(exercise_set.id, exercise.id, label, m.tag, failed)
+    return out
+
+
+def _shadowed_rules(set_id, exercise_id, label, tag, failed):
+    """A note when a wrong version also fits another tag's value rule (its own wins)."""
+    other = sorted({t for c in failed for t in c.shadowed if t != tag})
+    if not other:
+        return []
+    return [Finding(set_id, exercise_id, f"{label} also fits the rule of {', '.join(other)}; "
+                                         f"only {tag!r} is reported", problem=False)]
+
+
+def _grade_wrong_version(exercise_set, exercise, wrong, function, level):
+    with tempfile.TemporaryDirectory(prefix="attn-grade-wrong-") as tmp:
+        folder = _wrong_submission(exercise_set, exercise, wrong, function,
+                                   Path(tmp) / "submission")
+        run = grade_set(exercise_set, folder, level, only={exercise.id})
+    return [c for e in run.exercises for c in e.checks]
+
+
+def _wrong_submission(exercise_set, exercise, wrong, function, folder):
+    """The reference solutions, with ``function`` of one module replaced by ``wrong``.
+
+    The reference moves to a private module so that a wrong version that calls the
+    right function (``softmax(logits * T, T)``) still reaches the right one.
+    """
+    shutil.copytree(exercise_set.exercises_dir, folder)
+    for stub in exercise_set.exercises_dir.glob("*.py"):
+        source = exercise_set.solutions_dir / stub.name
+        if source.is_file():
+            shutil.copy(source, folder / stub.name)
+    module = Path(exercise.file).stem
+    private = f"_attn_grade_reference_{module}"
+    (folder / exercise.file).rename(folder / f"{private}.py")
+    (folder / exercise.file).write_text(
+        f"from {private} import *  # noqa\nfrom {private} import {wrong} as {function}  # noqa\n")
+    return folder
+
+
+def stand_ins_score_nothing(exercise_set, level, reference_runs, only=None):
+    """The stand-in table (a note) and a problem for each stand-in that scores too much."""
+    scores = standins.grade_standins(exercise_set, level, reference_runs, only)
+    if not scores:
+        return []
+    out = [Finding(exercise_set.id, "", "stand-ins: points of each function's checks "
+                                        "they score (zeros, constant, echo may score 0; "
+                                        "lookup half):\n"
+                   + "\n".join(standins.table(scores)), problem=False)]
+    for s in scores:
+        if s.failing:
+            out.append(Finding(exercise_set.id, s.exercise, f"cannot build the {s.kind} "
+                                                            f"stand-in of {s.function}: "
+                                                            f"{s.failing}"))
+        if s.too_high:
+            limit = "nothing" if s.kind != "lookup" else f"at most {s.allowed:g}"
+            out.append(Finding(exercise_set.id, s.exercise,
+                               f"the {s.kind} stand-in of {s.function} scores "
+                               f"{s.score:g} of {s.max_score:g} (allowed: {limit}); "
+                               + _STAND_IN_ADVICE[s.kind]))
+    return out
+
+
+_STAND_IN_ADVICE = {
+    "zeros": "add a check whose answer is not zero, empty or False",
+    "constant": "add checks whose answers differ from the first visible check's",
+    "echo": "add checks whose answer is not the first argument",
+    "lookup": "add hidden checks with inputs a student cannot guess (seeded !random, "
+              "!model) worth at least half of its points",
+}

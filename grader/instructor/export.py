@@ -1,0 +1,85 @@
+"""``attn-grade export gradescope``: an autograder.zip for Gradescope.
+
+Gradescope unpacks the zip into /autograder/source, runs ``setup.sh`` once when
+it builds the image, then ``run_autograder`` in a fresh container for every
+submission. Ours installs the grader with the course it was exported from and
+always leaves a valid /autograder/results/results.json, even if grading fails.
+The root folder can be moved with AUTOGRADER_ROOT, and the interpreter chosen
+with PYTHON (the test suite uses both).
+"""
+
+import io
+import zipfile
+from pathlib import Path
+
+from ..run.sandbox import BATCH_MINIMUM
+
+SETUP = """\
+#!/usr/bin/env bash
+# Gradescope runs this once, as root, when it builds the autograder image.
+set -euo pipefail
+apt-get update
+apt-get install -y python3 python3-pip python3-venv bubblewrap || \\
+  apt-get install -y python3 python3-pip python3-venv
+python3 -m venv /opt/attn-grade
+/opt/attn-grade/bin/pip install --upgrade pip
+/opt/attn-grade/bin/pip install /autograder/source/course
+# the reference solutions and hidden checks: readable by root (the grader) only
+chmod -R go-rwx /autograder/source/course/solutions
+"""
+
+RUN = """\
+#!/usr/bin/env bash
+# Gradescope runs this for every submission; it must leave results/results.json.
+ROOT="${{AUTOGRADER_ROOT:-/autograder}}"
+PYTHON="${{PYTHON:-/opt/attn-grade/bin/python}}"
+RESULTS="$ROOT/results/results.json"
+mkdir -p "$ROOT/results"
+# --upload: the grader finds each stub file by name anywhere in the upload (the files
+# alone, a folder, a whole release bundle) and grades a private copy of them
+cd "$ROOT/source/course"
+PYTHONPATH="$ROOT/source/course" "$PYTHON" -m grader {set_id} --course "$ROOT/source/course" \\
+  --upload "$ROOT/submission" --json --output "$RESULTS" --lang {lang} \\
+  --require-isolation {required} \\
+  --hidden-visibility {hidden_visibility} > /dev/null 2> "$ROOT/results/grader.log"
+status=$?
+if [ "$status" -gt 1 ] || [ ! -s "$RESULTS" ]; then
+  "$PYTHON" - "$RESULTS" "$ROOT/results/grader.log" <<'EOF'
+import json, sys
+log = open(sys.argv[2], errors="replace").read()[-2000:]
+json.dump({{"score": 0, "output": "The autograder could not grade this submission; "
+           "please contact the course staff.", "tests": [],
+           "extra_data": {{"error": log}}}}, open(sys.argv[1], "w"))
+EOF
+fi
+exit 0
+"""
+
+COURSE_FILES = ("pyproject.toml", "README.md")
+
+
+def gradescope_zip(course, set_id, lang="en", hidden_visibility="after_published",
+                   required=BATCH_MINIMUM):
+    """The bytes of an autograder.zip for one set."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        _add_text(archive, "setup.sh", SETUP)
+        _add_text(archive, "run_autograder", RUN.format(
+            set_id=set_id, lang=lang, hidden_visibility=hidden_visibility,
+            required=required))
+        for name in COURSE_FILES:
+            if (course.root / name).is_file():
+                archive.write(course.root / name, f"course/{name}")
+        for top in (Path("grader"), Path("exercises") / set_id, Path("solutions") / set_id):
+            for path in sorted((course.root / top).rglob("*")):
+                parts = path.relative_to(course.root).parts
+                if path.is_file() and "__pycache__" not in parts and \
+                        not any(p.startswith(".") for p in parts):
+                    archive.write(path, f"course/{path.relative_to(course.root)}")
+    return buffer.getvalue()
+
+
+def _add_text(archive, name, text):
+    info = zipfile.ZipInfo(name)
+    info.external_attr = 0o755 << 16
+    archive.writestr(info, text)

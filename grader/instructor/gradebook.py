@@ -1,0 +1,253 @@
+"""``attn-grade grade-all``: a class of submissions -> one results JSON each + a CSV.
+
+Each student is graded by its own ``attn-grade`` process (see ``batch``), so a
+submission that crashes, hangs or breaks every limit costs only its own row.
+A submission's stub files are found by name and copied into a private folder
+first (``submission_files``), the same way the Gradescope bundle does it; the
+hash of those files is kept in the result, so a re-run grades again exactly the
+students whose files changed.
+"""
+
+import csv
+import dataclasses
+import hashlib
+import io
+import json
+import os
+import shutil
+import tempfile
+import unicodedata
+import zipfile
+from pathlib import Path
+
+from . import batch, uploads as submission_files
+from ..report import render as report
+from ..errors import CourseError
+from ..files import write_atomic
+
+MAX_ZIP_BYTES = 64 * 1024 ** 2
+MAX_ZIP_FILES = 2000
+MAX_ID_CHARS = 100
+# spreadsheet programs run a cell that starts with one of these as a formula
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r", "\n")
+
+
+@dataclasses.dataclass(frozen=True)
+class Submission:
+    """One row of the gradebook: a student's folder or zip (or a problem with it)."""
+
+    student: str            # the id shown in the gradebook
+    key: str                # results/KEY.json: a safe file name, unique in the class
+    paths: tuple            # the folder or .zip (every one of them for a name clash)
+    problem: str | None = None  # why it cannot be graded
+
+
+def find_submissions(folder):
+    """A Submission for each sub-folder or .zip of ``folder`` (hidden folders skipped).
+
+    A folder and a zip with one name (``alice/``, ``alice.zip``), or names
+    differing only in case, are one error row naming all of them: which one is
+    the student's work is for a person to decide.
+    """
+    groups = {}
+    for path in sorted(Path(folder).iterdir()):
+        if path.is_dir() and not path.name.startswith("."):
+            name = path.name
+        elif path.is_file() and path.name.lower().endswith(".zip"):
+            name = path.name[:-4]
+        else:
+            continue
+        groups.setdefault(name.casefold(), []).append((name, path))
+    if not groups:
+        raise CourseError("no submissions found (expected one folder or .zip per student)",
+                          folder)
+    return [submission for group in groups.values() for submission in _submissions(group)]
+
+
+def _submissions(group):
+    """The Submission(s) of entries whose names are the same student id."""
+    unsafe = [(name, path) for name, path in group if unsafe_name(name)]
+    out = [_unsafe(name, path) for name, path in unsafe]
+    safe = [(name, path) for name, path in group if (name, path) not in unsafe]
+    if len(safe) > 1:
+        names = " and ".join(repr(_entry_name(path)) for _, path in safe)
+        out.append(Submission(safe[0][0], safe[0][0], tuple(p for _, p in safe),
+                              f"one student id for {names}; keep one of them and grade "
+                              "again"))
+    elif safe:
+        out.append(Submission(safe[0][0], safe[0][0], (safe[0][1],)))
+    return out
+
+
+def unsafe_name(name):
+    """Why ``name`` cannot be a student id and a file name, or None if it can."""
+    if not name:
+        return "the name is empty"
+    if name.startswith("."):
+        return "the name starts with '.'"
+    if len(name) > MAX_ID_CHARS:
+        return f"the name is longer than {MAX_ID_CHARS} characters"
+    if any(c in "/\\" or unicodedata.category(c).startswith("C") for c in name):
+        return "the name holds a slash or a control character"
+    return None
+
+
+def _unsafe(name, path):
+    """An error row for an entry whose name is refused; its file name is a hash."""
+    shown = _entry_name(path).encode("unicode_escape").decode("ascii")
+    digest = hashlib.sha256(_entry_name(path).encode("utf-8", "surrogateescape")).hexdigest()
+    return Submission(shown, f"unsafe-name-{digest[:12]}", (path,),
+                      f"{unsafe_name(name)} ({shown!r}): rename it and grade again")
+
+
+def _entry_name(path):
+    return path.name + ("/" if path.is_dir() else "")
+
+
+def unpack(zip_path, into):
+    """Extract a student's zip into the new folder ``into``, refusing unsafe members."""
+    try:
+        into.mkdir(mode=0o700)
+        with zipfile.ZipFile(zip_path) as archive:
+            members = [m for m in archive.infolist() if not m.is_dir()]
+            if len(members) > MAX_ZIP_FILES or sum(m.file_size for m in members) > MAX_ZIP_BYTES:
+                raise ValueError("the archive is too large")
+            for member in members:
+                target = (into / member.filename).resolve()
+                if not str(target).startswith(str(into.resolve()) + os.sep):
+                    raise ValueError(f"unsafe path {member.filename!r}")
+                target.parent.mkdir(parents=True, exist_ok=True)
+                with archive.open(member) as src, open(target, "wb") as dst:
+                    shutil.copyfileobj(src, dst, 1 << 20)
+    except (zipfile.BadZipFile, ValueError, OSError) as exc:
+        raise CourseError(f"cannot unpack: {exc}", zip_path) from None
+
+
+def grade_all(course, exercise_set, submissions_dir, out_dir, jobs, extra_args=(),
+              force=False, progress=None, only=None):
+    """Grade every submission (the exercises ``only``, or all); the gradebook rows."""
+    exercises = [e for e in exercise_set.exercises if not only or e.id in only]
+    results_dir = Path(out_dir) / "results"
+    results_dir.mkdir(parents=True, exist_ok=True)
+    students = find_submissions(submissions_dir)
+    with tempfile.TemporaryDirectory(prefix="attn-grade-class-") as tmp:
+        os.chmod(tmp, 0o711)    # children running as 'nobody' reach their own copy only
+        commands = []
+        for submission in students:
+            doc, folder, digest = _prepare(submission, exercise_set, exercises, tmp)
+            path = results_dir / f"{submission.key}.json"
+            if folder is not None and (force or not _unchanged(path, digest, exercises)):
+                commands.append((submission, digest, batch.grade_command(
+                    exercise_set.id, folder, course.root, *extra_args)))
+                continue
+            if doc is not None:
+                _write_json(path, _stamped(doc, submission, digest))
+            progress and progress(submission.student)
+
+        def done(i, result):
+            submission, digest, _ = commands[i]
+            doc = _graded_document(result, exercise_set.id, exercises)
+            _write_json(results_dir / f"{submission.key}.json",
+                        _stamped(doc, submission, digest))
+            progress and progress(submission.student)
+
+        batch.run_many([argv for _, _, argv in commands], jobs, on_done=done, cwd=tmp)
+    max_score = round(sum(e.points for e in exercises), 4)
+    rows = [_row(s.student, results_dir / f"{s.key}.json", max_score) for s in students]
+    _write_csv(Path(out_dir) / "gradebook.csv", rows)
+    return rows
+
+
+def _prepare(submission, exercise_set, exercises, tmp):
+    """(document, None, None) for a submission settled without grading, else
+    (None, private folder of its stub files, their hash)."""
+    def not_graded(status, message):
+        return report.not_graded(exercise_set.id, exercises, status, message), None, None
+
+    if submission.problem:
+        return not_graded("error", submission.problem)
+    work = Path(tempfile.mkdtemp(dir=tmp))   # an unguessable name: classmates cannot look in
+    work.chmod(0o711)
+    upload = submission.paths[0]
+    if upload.is_file():
+        try:
+            unpack(upload, work / "upload")
+        except CourseError as exc:
+            return not_graded("error", str(exc))
+        upload = work / "upload"
+    names = submission_files.stub_names(exercises)
+    try:
+        found = submission_files.collect(upload, names, work / "files",
+                                         exercise_set.exercises_dir)
+    except submission_files.SubmissionError as exc:
+        return not_graded("error", str(exc))
+    finally:
+        shutil.rmtree(work / "upload", ignore_errors=True)   # only the copies are graded
+    if not found:
+        return not_graded("empty", "no submission: none of the files " + ", ".join(names)
+                          + " was found")
+    return None, work / "files", submission_files.content_hash(work / "files", names)
+
+
+def _unchanged(path, digest, exercises):
+    """Whether ``path`` holds a graded result of exactly these files and exercises."""
+    try:
+        extra = json.loads(path.read_text(encoding="utf-8"))["extra_data"]
+        graded = [e["exercise"] for e in extra["exercises"]]
+        return (extra.get("status") == "graded" and extra.get("submission_hash") == digest
+                and graded == [e.id for e in exercises])
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+
+
+def _graded_document(result, set_id, exercises):
+    """The child's results document, or an error document saying why there is none."""
+    code, doc, stderr = result
+    if doc is None or code not in (0, 1):
+        reason = (stderr or "").strip().splitlines()[-1:] or ["grading failed"]
+        return report.not_graded(set_id, exercises, "error", f"not graded: {reason[0]}")
+    doc.setdefault("extra_data", {}).setdefault("status", "graded")
+    return doc
+
+
+def _stamped(doc, submission, digest):
+    """``doc`` with the student id and the hash of the files it graded."""
+    extra = doc.setdefault("extra_data", {})
+    extra["student"] = submission.student
+    if digest:
+        extra["submission_hash"] = digest
+    return doc
+
+
+def _row(student, path, max_score):
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    extra = doc.get("extra_data", {})
+    row = {"student": student, "score": doc["score"], "max_score": max_score,
+           "status": extra.get("status") or ("error" if extra.get("error") else "graded")}
+    for ex in extra.get("exercises", []):
+        row[ex["exercise"]] = ex["score"]
+    return row
+
+
+def _write_csv(path, rows):
+    exercises = []
+    for row in rows:
+        exercises += [k for k in row if k not in ("student", "score", "max_score", "status")
+                      and k not in exercises]
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, ["student", "score", "max_score", *exercises, "status"],
+                            restval="")
+    writer.writeheader()
+    writer.writerows({k: _cell(v) for k, v in row.items()} for row in rows)
+    write_atomic(path, buffer.getvalue())
+
+
+def _cell(value):
+    """A CSV cell a spreadsheet shows as text, never runs as a formula."""
+    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
+        return "'" + value
+    return value
+
+
+def _write_json(path, doc):
+    write_atomic(path, json.dumps(doc, ensure_ascii=False, indent=2))

@@ -1,0 +1,130 @@
+"""``attn-grade new SET ID``: the three files of a new exercise, ready to fill in.
+
+The YAML is valid from the start; the stub and the reference raise
+NotImplementedError, so ``dev check`` fails until the reference is written.
+"""
+
+import re
+
+from ..course import yaml_source
+from ..errors import CourseError
+
+YAML = """\
+# Exercise {id}. Fill in every TODO, then run:
+#   attn-grade dev check {set_id} --exercise {id}
+# Reference of every key: README.md, "Exercise YAML reference"; JSON Schema: attn-grade schema
+format_version: 1
+id: {id}
+title:
+  zh: TODO 中文标题
+  en: TODO English title
+prompt:
+  zh: |
+    TODO 用中文写出任务：要实现什么函数，输入和输出是什么。
+  en: |
+    TODO State the task: which function to write, what goes in and what comes out.
+functions: [{function}]      # the graded functions of the stub
+points: 2                    # the exercise's total, shared by its checks
+hints:
+  - zh: TODO 提示
+    en: TODO hint
+misconceptions: []
+#  - tag: my-mistake          # a stable id, reported in the JSON 'tags'
+#    message: {{zh: TODO, en: TODO}}
+#    wrong: {function}_wrong  # a wrong version in solutions/{set_id}/{file}
+checks:
+  - id: example
+    args: [3]                # input tags (README): !array, !random, !randint, !model, !json, ...
+    compare: exact           # number, array, shape, exact, choice, set, formula, bytes, dict
+    description: {{zh: TODO, en: TODO}}
+# Hidden checks are in solutions/{set_id}/{id}.hidden.yaml (same format), hidden
+# pytest tests go in solutions/{set_id}/test_{module}.py.
+"""
+
+HIDDEN = """\
+# Hidden checks of exercise {id}: the same format as its visible checks. Draw the
+# inputs per seed (!random, !randint, !model) so that nobody can write the answers in:
+# dev check grades stand-ins (zeros, a constant, the first argument handed back, a
+# table of the visible answers) and each must lose its points.
+format_version: 1
+checks:
+  - id: drawn-a
+    args: [!randint {{seed: 1, low: 1, high: 1000}}]
+    compare: exact
+  - id: drawn-b
+    args: [!randint {{seed: 2, low: 1, high: 1000}}]
+    compare: exact
+"""
+
+STUB = '''"""TODO English title / TODO 中文标题."""
+
+
+def {function}(x):
+    """TODO: what to return, in English.
+
+    中文：TODO 要返回什么。
+    """
+    raise NotImplementedError
+'''
+
+SOLUTION = '''"""Reference for {file}: the graded functions, then known wrong versions."""
+
+
+def {function}(x):
+    raise NotImplementedError("TODO: write the reference solution")
+'''
+
+SET_YAML = """\
+format_version: 1
+title:
+  zh: TODO 中文标题
+  en: TODO English title
+order:
+  - {id}
+"""
+
+
+def new_exercise(course, set_id, exercise_id):
+    """Write the files of a new exercise and list it in the set; the paths written."""
+    if not re.fullmatch(r"[a-z][a-z0-9_]*", exercise_id):
+        raise CourseError(f"exercise id {exercise_id!r}: use lowercase letters, digits and _",
+                          hint="the id is also the stub's file and module name")
+    ex_dir = course.exercises_dir / set_id
+    sol_dir = course.solutions_dir / set_id
+    file = f"{exercise_id}.py"
+    paths = [ex_dir / f"{exercise_id}.yaml", ex_dir / file, sol_dir / file,
+             sol_dir / f"{exercise_id}.hidden.yaml"]
+    for path in paths:
+        if path.exists():
+            raise CourseError("already exists; choose another id", path)
+    ex_dir.mkdir(parents=True, exist_ok=True)
+    sol_dir.mkdir(parents=True, exist_ok=True)
+    values = dict(id=exercise_id, set_id=set_id, function=exercise_id, file=file,
+                  module=exercise_id)
+    paths[0].write_text(YAML.format(**values), encoding="utf-8")
+    paths[1].write_text(STUB.format(**values), encoding="utf-8")
+    paths[2].write_text(SOLUTION.format(**values), encoding="utf-8")
+    paths[3].write_text(HIDDEN.format(**values), encoding="utf-8")
+    manifest = ex_dir / "set.yaml"
+    if manifest.exists():
+        _add_to_order(manifest, exercise_id)
+    else:
+        manifest.write_text(SET_YAML.format(**values), encoding="utf-8")
+    return [*paths, manifest]
+
+
+def _add_to_order(manifest, exercise_id):
+    """Append to the block list under 'order:' without disturbing comments."""
+    data = yaml_source.load(manifest)
+    order = data.get("order")
+    if not isinstance(order, list) or not order or not hasattr(order, "item_lines"):
+        raise CourseError("could not add the exercise to 'order'", manifest,
+                          hint=f"add '{exercise_id}' to 'order' yourself")
+    lines = manifest.read_text(encoding="utf-8").splitlines(keepends=True)
+    last = lines[order.item_lines[-1] - 1]
+    if last.lstrip().startswith("- "):
+        indent = last[:len(last) - len(last.lstrip())]
+        lines.insert(order.item_lines[-1], f"{indent}- {exercise_id}\n")
+    else:   # a flow list: order: [a, b]
+        lines[order.line - 1] = re.sub(r"\]\s*$", f", {exercise_id}]\n", lines[order.line - 1])
+    manifest.write_text("".join(lines), encoding="utf-8")

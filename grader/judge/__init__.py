@@ -1,0 +1,1 @@
+"""The trusted side: answers against references -> results."""

@@ -1,0 +1,267 @@
+"""One check: a call outcome and the expected value -> a CheckResult.
+
+Failed calls become feedback lines; answers are compared on the trusted side;
+a failed answer is matched against the exercise's known wrong answers.
+"""
+
+import builtins
+from fractions import Fraction
+
+from . import bounded
+from . import compare as cmp
+from .msg import Msg
+from .results import CheckResult, misconception_line, outcome_from_plain, outcome_to_plain
+from ..course.spec import Text
+from ..course.units import UnitError, parse_bytes, written_precision
+
+
+PLAIN_VALUE = "plain"   # phrased by report.messages.KIND_WORDS
+
+
+def outcome_lines(outcome, function, file, limits, want=PLAIN_VALUE):
+    """Feedback for a call that did not return a usable answer."""
+    status, err = outcome.status, outcome.error
+    where = Msg("where", file=err["file"], line=err["line"]) if err.get("line") else ""
+    if status == "error":
+        kind = err.get("type", "Exception")
+        if kind == "NotImplementedError":
+            return [Msg("not-implemented", function=function)]
+        if kind == "MemoryError":
+            return [Msg("memory", limit=_size(limits.memory))]
+        if kind == "SystemExit":
+            return [Msg("exited", code=err.get("message") or "0")]
+        if kind in ("SyntaxError", "IndentationError", "TabError"):
+            return [Msg("syntax-error", file=err.get("file", file),
+                        message=err.get("message", ""), where=where)]
+        return [Msg("student-error", function=function, type=kind, safe_type=safe_type(kind),
+                    message=err.get("message", ""), where=where)]
+    if status == "missing":
+        return [Msg("missing-function", function=function, file=file)]
+    if status == "unsupported":
+        return [Msg("unsupported", function=function, type_name=outcome.detail, want=want)]
+    if status == "too_large":
+        return [Msg("too-large", function=function, size=outcome.detail,
+                    limit=_size(limits.answer))]
+    if status == "timeout":
+        return [Msg("timeout", function=function, seconds=limits.time)]
+    if status == "crashed":
+        return [_crash_line(outcome.crash, limits)]
+    if status == "missing_file":
+        return [Msg("missing-file", file=file)]
+    if status == "skipped":
+        return [Msg("skipped", detail=outcome.detail)]
+    return [Msg("bad-answer", detail=outcome.detail)]
+
+
+def load_lines(outcome, file, limits):
+    """Feedback when the module itself could not be imported."""
+    if outcome.status == "timeout":
+        return [Msg("import-timeout", file=file, seconds=limits.import_time)]
+    if outcome.status == "error" and outcome.error.get("type") not in (
+            "SyntaxError", "IndentationError", "TabError", "MemoryError"):
+        err = outcome.error
+        where = Msg("where", file=err["file"], line=err["line"]) if err.get("line") else ""
+        kind = err.get("type", "Exception")
+        return [Msg("import-error", file=file, type=kind, safe_type=safe_type(kind),
+                    message=err.get("message", ""), where=where)]
+    return outcome_lines(outcome, "import", file, limits)
+
+
+BUILTIN_EXCEPTIONS = frozenset(
+    name for name, value in vars(builtins).items()
+    if isinstance(value, type) and issubclass(value, BaseException))
+
+
+def safe_type(name):
+    """An exception's type name fit for a hidden check: a student's own class name
+    could spell out the hidden inputs, so only Python's built-in names are kept."""
+    if name in BUILTIN_EXCEPTIONS:
+        return name
+    return Text("一个异常", "an exception")
+
+
+def _crash_line(crash, limits):
+    """The line for a ``run_outcome.Crash`` (None: a crash nobody diagnosed)."""
+    if crash is None:
+        return Msg("exited", code="?")
+    if crash.kind == "signal":
+        return Msg("crashed", signal=crash.signal)
+    if crash.kind == "exit":
+        return Msg("exited", code=str(crash.exit_code))
+    if crash.limit == "cpu":
+        return Msg("cpu", seconds=limits.cpu)
+    if crash.limit == "memory":
+        return Msg("memory", limit=_size(limits.memory))
+    if crash.limit == "disk":
+        return Msg("disk", limit=_size(limits.tmp))
+    return Msg("processes", limit=str(crash.value))
+
+
+def _size(n):
+    from ..course.limits import describe_size
+
+    return describe_size(n)
+
+
+def pick(value, key):
+    """Item ``key`` of a tuple/list/dict answer; NotComparable otherwise."""
+    if key is None:
+        return value
+    if isinstance(value, dict) and key in value:
+        return value[key]
+    if isinstance(value, (tuple, list)) and isinstance(key, int) and -len(value) <= key < len(value):
+        return value[key]
+    raise cmp.NotComparable(Msg("got-type", got_type=type(value).__name__,
+                                want=f"tuple or dict with item {key!r}"))
+
+
+def judge_bounded(jobs, budget):
+    """(index, CheckResult) for each ``judge`` argument tuple in ``jobs``, in order.
+
+    The judging runs in a fork (see ``bounded``); a check whose judging
+    overruns ``budget`` seconds, or kills the fork, fails on its own and the
+    rest are judged in a new fork.
+    """
+    if not bounded.can_fork():
+        yield from ((i, judge_safely(*job)) for i, job in enumerate(jobs))
+        return
+    start = 0
+    while start < len(jobs):
+        def work(channel, first=start):
+            for i in range(first, len(jobs)):
+                channel.emit({"i": i, "result": outcome_to_plain(judge_safely(*jobs[i]))})
+
+        try:
+            for event in bounded.events(work, budget):
+                index = event.get("i")
+                if type(index) is not int or not start <= index < len(jobs):
+                    raise bounded.Overrun("unreadable event")
+                yield index, outcome_from_plain(event.get("result", {}), **_base(*jobs[index][:2]))
+                start = index + 1
+        except bounded.Overrun as exc:
+            check, exercise = jobs[start][:2]
+            reason = Msg("judge-timeout", seconds=budget) if exc.why == "timeout" else \
+                Msg("unjudgeable")
+            yield start, CheckResult(passed=False, lines=(reason,), answered=True,
+                                     **_base(check, exercise))
+            start += 1
+
+
+def judge_safely(check, exercise, outcome, expected, wrong_answers):
+    """``judge``, where any failure to read the answer fails only this check."""
+    try:
+        return judge(check, exercise, outcome, expected, wrong_answers)
+    except Exception:   # an answer no comparator could digest: it is still not right
+        return CheckResult(passed=False, lines=(Msg("unjudgeable"),), answered=True,
+                           **_base(check, exercise))
+
+
+def _base(check, exercise):
+    return dict(exercise=exercise.id, file=exercise.file, check=check.id,
+                visibility=check.visibility, max_score=0.0, description=check.description,
+                function=check.function, reveal=check.reveal)
+
+
+def judge(check, exercise, outcome, expected, wrong_answers):
+    """The result of one YAML check. ``wrong_answers``: (misconception, value) pairs."""
+    base = _base(check, exercise)
+    printed = "" if check.hidden else outcome.output   # hidden inputs could be printed
+    if not outcome.ok:
+        lines = outcome_lines(outcome, check.function, exercise.file, exercise.limits,
+                              check.compare.kind)
+        return CheckResult(passed=False, lines=tuple(lines), output=printed, **base)
+    base["answered"] = True
+    notes = _output_note(outcome, exercise.limits)
+    try:
+        answer = pick(outcome.value, check.pick)
+    except cmp.NotComparable as exc:
+        return CheckResult(passed=False, lines=(exc.msg,), **base)
+    expected = pick(expected, check.pick)
+    verdict = cmp.compare(answer, expected, check.compare)
+    if verdict.passed:
+        return CheckResult(passed=True, lines=(verdict.tolerance, *notes), margin=verdict.margin,
+                           **base)
+    matched = [m for m, wrong in wrong_answers
+               if matches(m, answer, expected, wrong, verdict, check)]
+    matched, shadowed = _exact_first(matched)
+    own = [Msg("not-right", got=answer)] if check.reveal != "answer" else []
+    lines = [*own, verdict.reason, verdict.tolerance, *map(misconception_line, matched), *notes]
+    return CheckResult(passed=False, lines=tuple(lines), tags=tuple(m.tag for m in matched),
+                       shadowed=tuple(m.tag for m in shadowed), output=printed, **base)
+
+
+def _exact_first(matched):
+    """(shown, shadowed): when a registered wrong answer matches, value rules that
+    happen to match too (a ratio of 8 may be bits for bytes, or 8 query heads per KV
+    head) are not evidence of their mistake."""
+    exact = [m for m in matched if _is_exact(m)]
+    if not exact:
+        return _unique(matched), []
+    return _unique(exact), [m for m in matched if not _is_exact(m) and
+                            m.tag not in {e.tag for e in exact}]
+
+
+def _is_exact(misconception):
+    """A wrong version, or a rule naming the wrong answer itself (a release's form of one)."""
+    return misconception.rule is None or misconception.rule.kind == "equals"
+
+
+def _unique(misconceptions):
+    seen, out = set(), []
+    for m in misconceptions:
+        if m.tag not in seen:
+            seen.add(m.tag)
+            out.append(m)
+    return out
+
+
+def _output_note(outcome, limits):
+    if not outcome.output_dropped:
+        return ()
+    return (Msg("output-dropped", kept=limits.output, dropped=outcome.output_dropped),)
+
+
+def matches(misconception, answer, expected, wrong, verdict, check):
+    """Whether a failed answer is this known wrong answer."""
+    rule = misconception.rule
+    if rule is None:
+        try:
+            wrong = pick(wrong, check.pick)
+        except cmp.NotComparable:
+            return False
+        return cmp.compare(answer, wrong, check.compare).passed or cmp.same_value(answer, wrong)
+    if rule.kind == "nonfinite":
+        return rule.value == cmp.contains_nonfinite(answer)
+    if rule.kind == "transposed":
+        return rule.value == bool({"transposed", "shape-transposed"} & _codes(verdict.reason))
+    if rule.kind == "equals":
+        return (cmp.compare(answer, rule.value, check.compare).passed
+                or cmp.same_value(answer, rule.value))
+    if rule.kind == "contains":
+        try:
+            return isinstance(answer, (list, tuple, set, frozenset)) and rule.value in answer
+        except TypeError:
+            return False
+    return _has_ratio(answer, expected, float(rule.value), check.compare)
+
+
+def _codes(msg):
+    """The codes of a reason and of the reasons nested in it (dict keys)."""
+    if msg is None:
+        return set()
+    inner = [v for v in msg.values.values() if isinstance(v, Msg)]
+    return {msg.code}.union(*map(_codes, inner))
+
+
+def _has_ratio(answer, expected, ratio, spec):
+    """Whether the answer is ``ratio`` times the expected one, within the check's own
+    tolerance (and, for a size written as text, the precision its digits show)."""
+    try:
+        if spec.kind == "bytes":
+            got, target = parse_bytes(answer), parse_bytes(expected) * Fraction(ratio)
+            slack = max(Fraction(spec.param("rtol", 0)) * abs(target), written_precision(answer))
+            return target != 0 and abs(got - target) <= slack
+        target = cmp.to_number(expected) * Fraction(ratio)
+        return target != 0 and cmp.compare_number(answer, target, spec).passed
+    except (cmp.NotComparable, UnitError, TypeError, ValueError, OverflowError):
+        return False

@@ -1,0 +1,362 @@
+"""Hidden pytest checks: instructors' pytest files run on the trusted side.
+
+A test asks for the ``student`` fixture and calls the student's functions
+through it; each call goes to the student's process and comes back as plain
+values, so assertions run here, out of the student's reach.  Markers:
+
+  @pytest.mark.points(2)                 points of this test (default: a share)
+  @pytest.mark.misconception("no-causal-mask")   tag named when it fails *and*
+      the student's answers in that test are the tag's wrong version's answers
+
+The session runs in a fork of the grader under a deadline (``bounded``): an
+answer that makes an assertion run for minutes fails its own test only.  The
+fork reports each test as a JSON event; the parent rebuilds the results.
+"""
+
+import contextlib
+import functools
+import io
+import os
+import tempfile
+from pathlib import Path
+
+from . import bounded
+from ..run import wire
+from .compare import same_answer
+from ..errors import CourseError
+from .msg import Msg
+from .check import outcome_lines
+from ..run.references import Reference
+from .results import CheckResult, misconception_line, outcome_from_plain, outcome_to_plain
+from ..run.outcome import CallOutcome, Crash, Status
+
+
+# pytest plugins hidden checks do not need; unraisableexception alone costs
+# about 0.4 s of gc.collect() per run.
+UNUSED_PLUGINS = ("cacheprovider", "unraisableexception", "threadexception", "faulthandler",
+                  "doctest", "junitxml", "pastebin", "stepwise", "legacypath", "lsof")
+
+
+class StudentCallFailed(Exception):
+    """The student's call raised, hung or crashed; the test fails with that."""
+
+    def __init__(self, outcome, function):
+        super().__init__(f"{function}: {outcome.status}")
+        self.outcome, self.function = outcome, function
+
+
+class StudentProxy:
+    """The student's module as seen by a hidden test: calls cross to the child.
+
+    The test runs in a fork; the parent, which owns the student's process,
+    makes each call and sends back the outcome as wire data.
+    """
+
+    def __init__(self, exercise, channel):
+        self._exercise, self._channel = exercise, channel
+        self.calls = []   # (function, args, kwargs, outcome) of the current test
+
+    def call(self, function, *args, **kwargs):
+        """The full CallOutcome (value, mutated_args, output) of a call that answered.
+
+        A call that raised, hung or crashed fails the test with that reason.
+        """
+        reply = self._channel.ask({"call": function, "exercise": self._exercise.id,
+                                   "args": wire.encode(list(args)),
+                                   "kwargs": wire.encode(dict(kwargs))})
+        outcome = outcome_from_wire(reply)
+        self.calls.append((function, args, kwargs, outcome))
+        if not outcome.ok:
+            raise StudentCallFailed(outcome, function)
+        return outcome
+
+    def __getattr__(self, name):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return lambda *args, **kwargs: self.call(name, *args, **kwargs).value
+
+
+def outcome_to_wire(outcome):
+    """A CallOutcome as JSON-able data for the fork."""
+    return {"status": outcome.status.value, "value": wire.encode(outcome.value),
+            "error": outcome.error, "detail": outcome.detail, "output": outcome.output,
+            "output_dropped": outcome.output_dropped, "mutated_args": outcome.mutated_args,
+            "crash": outcome.crash.to_plain() if outcome.crash else None}
+
+
+def outcome_from_wire(data):
+    crash = data.get("crash")
+    return CallOutcome(Status(data["status"]), value=wire.decode(data["value"]),
+                       error=data["error"], detail=data["detail"], output=data["output"],
+                       output_dropped=data["output_dropped"],
+                       mutated_args=data["mutated_args"],
+                       crash=Crash.from_plain(crash) if crash else None)
+
+
+def _answer_call(event, processes):
+    """Make a fork's call into the student's process (the parent owns it)."""
+    process = processes[event["exercise"]]
+    args, kwargs = wire.decode(event["args"]), wire.decode(event["kwargs"])
+    event.reply(outcome_to_wire(process.call(str(event["call"]), args, kwargs)))
+
+
+class _Plugin:
+    """Gives tests their ``student`` fixture and reports each test as an event."""
+
+    def __init__(self, exercises_by_file, channel, only=None):
+        self.by_file, self.emit, self.only = exercises_by_file, channel.emit, only
+        self.proxies = {ex.id: StudentProxy(ex, channel) for ex in exercises_by_file.values()}
+        self.reports, self.collect_errors, self.current = {}, [], None
+
+    def pytest_configure(self, config):
+        config.addinivalue_line("markers", "points(n): points of a hidden check")
+        config.addinivalue_line("markers", "misconception(tag): tag reported on failure")
+
+    def pytest_collection_modifyitems(self, items):
+        if self.only is not None:
+            items[:] = [item for item in items if item.nodeid in self.only]
+        try:   # an undeclared tag is the instructor's mistake: say so before any test runs
+            for item in items:
+                _declared_tags(item, self.by_file[Path(item.path).resolve()])
+        except CourseError as exc:
+            _report_course_error(self.emit, exc)
+            items[:] = []
+        self.emit({"items": [item.nodeid for item in items]})
+
+    def pytest_runtest_setup(self, item):
+        self.current = item
+        for proxy in self.proxies.values():
+            proxy.calls = []
+        self.emit({"start": item.nodeid})
+
+    def pytest_runtest_logreport(self, report):
+        if report.failed or report.when == "call":
+            self.reports.setdefault(id(self.current), report)
+
+    def pytest_runtest_logfinish(self, nodeid, location):
+        item = self.current
+        exercise = self.by_file[Path(item.path).resolve()]
+        result, points = _result(item, self, exercise)
+        calls = self.proxies[exercise.id].calls
+        self.emit({"test": nodeid, "exercise": exercise.id, "name": item.name,
+                   "doc": _doc(item), "points": points, "result": outcome_to_plain(result),
+                   "uses": sorted({c[0] for c in calls})})
+
+    def pytest_collectreport(self, report):
+        if report.failed:
+            self.collect_errors.append(report)
+
+    def pytest_exception_interact(self, node, call, report):
+        if isinstance(call.excinfo.value, StudentCallFailed):
+            report.student_failure = call.excinfo.value
+
+    def student_for(self, node):
+        exercise = self.by_file[Path(node.path).resolve()]
+        return self.proxies[exercise.id]
+
+
+def _with_fixture(pytest):
+    """The plugin class with its ``student`` fixture (pytest is imported lazily)."""
+
+    class Plugin(_Plugin):
+        @pytest.fixture
+        def student(self, request):
+            return self.student_for(request.node)
+
+    return Plugin
+
+
+def run(exercises, processes, budget):
+    """Run the hidden tests of ``exercises``; a list of (exercise, CheckResult, points).
+
+    ``budget``: seconds of trusted work a test may take besides its calls into
+    the student's process.  A test that overruns fails alone; the tests after
+    it run in a new fork.
+    """
+    by_file = {t.resolve(): ex for ex in exercises for t in ex.test_files}
+    if not by_file:
+        return []
+    order, done, only = None, {}, None
+    while True:
+        started = None
+        try:
+            for event in bounded.events(functools.partial(_session, by_file, only), budget):
+                if "call" in event:
+                    _answer_call(event, processes)
+                if "course_error" in event:
+                    raise _course_error(event["course_error"])
+                if "items" in event and order is None:
+                    order = [str(i) for i in event["items"]]
+                started = event.get("start", started)
+                if "test" in event:
+                    done[event["test"]] = event
+            break
+        except bounded.Overrun as exc:
+            if exc.why == "crash":
+                raise RuntimeError(f"the hidden tests crashed in the grader:\n{exc.detail}") \
+                    from None
+            if started is None or started in done:
+                raise CourseError(f"the hidden tests stopped before running ({exc.why})",
+                                  next(iter(by_file))) from None
+            done[started] = _overrun_event(started, by_file, budget, exc.why)
+            for process in processes.values():
+                process.close()   # the overrun may have left one mid-call
+            only = [nodeid for nodeid in order or () if nodeid not in done]
+            if not only:
+                break
+    by_id = {ex.id: ex for ex in exercises}
+    return [_rebuild(done[nodeid], by_id) for nodeid in order or () if nodeid in done]
+
+
+def _session(by_file, only, channel):
+    """The pytest session, in the fork: events for the parent, nothing on stdout."""
+    import pytest
+
+    plugin = _with_fixture(pytest)(by_file, channel, only)
+    emit = channel.emit
+    try:
+        with tempfile.TemporaryDirectory() as tmp, _quiet():
+            ini = Path(tmp) / "pytest.ini"
+            ini.write_text("[pytest]\n", encoding="utf-8")
+            pytest.main([*map(str, by_file), "-c", str(ini), "--rootdir", tmp, "-q",
+                         *[arg for name in UNUSED_PLUGINS for arg in ("-p", f"no:{name}")],
+                         "--import-mode=importlib",
+                         "-W", "ignore::pytest.PytestAssertRewriteWarning", "--tb=short"],
+                        plugins=[plugin])
+        for report in plugin.collect_errors:
+            raise _collect_error(report)
+    except CourseError as exc:
+        _report_course_error(emit, exc)
+
+
+def _report_course_error(emit, exc):
+    emit({"course_error": {"message": exc.message, "line": exc.line, "hint": exc.hint,
+                           "path": str(exc.path) if exc.path else None}})
+
+
+def _course_error(data):
+    path = data.get("path")
+    return CourseError(str(data.get("message")), Path(path) if path else None,
+                       data.get("line"), data.get("hint"))
+
+
+def _overrun_event(nodeid, by_file, budget, why):
+    path = Path(nodeid.split("::")[0]).resolve()
+    exercise = by_file.get(path) or next(iter(by_file.values()))
+    msg = Msg("judge-timeout", seconds=budget) if why == "timeout" else Msg("unjudgeable")
+    result = CheckResult(exercise=exercise.id, file=exercise.file, check="", visibility="hidden",
+                         passed=False, max_score=0.0, lines=(msg,), answered=True)
+    return {"test": nodeid, "exercise": exercise.id, "name": nodeid.split("::")[-1],
+            "doc": None, "points": None, "result": outcome_to_plain(result), "uses": []}
+
+
+def _rebuild(event, by_id):
+    exercise = by_id[event["exercise"]]
+    points = event.get("points")
+    result = outcome_from_plain(
+        event["result"], exercise=exercise.id, file=exercise.file, check=str(event["name"]),
+        visibility="hidden", max_score=0.0, kind="pytest", description=event.get("doc"),
+        uses=tuple(map(str, event.get("uses", ()))))
+    return exercise, result, float(points) if type(points) in (int, float) else None
+
+
+def _collect_error(report):
+    """A CourseError at the instructor's line, without pytest's traceback."""
+    crash = getattr(report.longrepr, "reprcrash", None)
+    if crash is not None:
+        return CourseError(f"the hidden tests could not be collected: {crash.message}",
+                           Path(crash.path), crash.lineno)
+    lines = [ln for ln in report.longreprtext.splitlines() if ln.startswith("E ")]
+    detail = lines[-1][1:].strip() if lines else "see pytest's output"
+    return CourseError(f"the hidden tests could not be collected: {detail}",
+                       Path(str(report.nodeid).split("::")[0]) if report.nodeid else None)
+
+
+
+@contextlib.contextmanager
+def _quiet():
+    """pytest prints a session report; keep stdout for our JSON alone."""
+    saved = os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD")
+    os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    try:
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            yield
+    finally:
+        if saved is None:
+            os.environ.pop("PYTEST_DISABLE_PLUGIN_AUTOLOAD", None)
+        else:
+            os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = saved
+
+
+def _result(item, plugin, exercise):
+    """(CheckResult, points) of a finished test, in the fork."""
+    report = plugin.reports.get(id(item))
+    points = item.get_closest_marker("points")
+    points = float(points.args[0]) if points else None
+    tags = _declared_tags(item, exercise)
+    base = dict(exercise=exercise.id, file=exercise.file, check=item.name,
+                visibility="hidden", max_score=0.0, kind="pytest")
+    if report is not None and report.passed:
+        return CheckResult(passed=True, **base), points
+    calls = plugin.proxies[exercise.id].calls
+    lines, tags = _failure(report, exercise, tags, calls)
+    return CheckResult(passed=False, lines=tuple(lines), tags=tuple(tags), **base), points
+
+
+def _doc(item):
+    doc = getattr(getattr(item, "function", None), "__doc__", None)
+    return doc.strip().splitlines()[0] if doc else None
+
+
+def _declared_tags(item, exercise):
+    """The test's misconception tags; each must be declared in the exercise YAML."""
+    marker = item.get_closest_marker("misconception")
+    tags = list(marker.args) if marker else []
+    known = {m.tag for m in exercise.misconceptions}
+    for tag in tags:
+        if tag not in known:
+            raise CourseError(f"{item.name}: misconception {tag!r} is not declared in "
+                              f"{exercise.spec_path.name}", Path(item.path),
+                              hint="add it under 'misconceptions' in the exercise YAML")
+    return tags
+
+
+def _failure(report, exercise, tags, calls):
+    failed_call = _student_failure(report)
+    if failed_call is not None:   # the code did not answer: no misconception to name
+        return outcome_lines(failed_call.outcome, failed_call.function, exercise.file,
+                             exercise.limits), []
+    known = {m.tag: m for m in exercise.misconceptions}
+    shown = [t for t in tags if _evidence(known[t], exercise, calls)]
+    mutated = sorted({c[0] for c in calls if c[3].ok and c[3].mutated_args})
+    notes = [Msg("mutated-args", function=f) for f in mutated]
+    return [Msg("hidden-failed"), *notes] + [misconception_line(known[t]) for t in shown], shown
+
+
+def _evidence(misconception, exercise, calls):
+    """Whether the student's answers in this test are the wrong version's answers.
+
+    A test fails for many reasons; its tag is named only when every answer the
+    student gave to the wrong version's function equals what the registered
+    wrong version gives for the same inputs (and there was such an answer).
+    """
+    if not misconception.wrong:
+        return False
+    targets = exercise.wrong_targets(misconception)
+    relevant = [c for c in calls if c[0] in targets and c[3].ok]
+    if not relevant:
+        return False
+    reference = Reference(exercise)
+    for function, args, kwargs, outcome in relevant:
+        try:
+            wrong = reference.call(misconception.wrong, args, kwargs, None,
+                                   purpose=f"wrong version for {misconception.tag}")
+        except CourseError:
+            return False
+        if not same_answer(outcome.value, wrong):
+            return False
+    return True
+
+
+def _student_failure(report):
+    return getattr(report, "student_failure", None) if report else None

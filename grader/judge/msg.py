@@ -1,0 +1,93 @@
+"""Failures as data: ``Msg(code, **values)``, and short renderings of values.
+
+The judging stages produce Msg values; ``report.messages`` phrases them in a
+language.  ``fmt`` and ``printable`` turn any value into a short, safe text.
+"""
+
+import dataclasses
+import math
+import unicodedata
+from fractions import Fraction
+
+import numpy as np
+
+
+@dataclasses.dataclass(frozen=True)
+class Msg:
+    code: str
+    values: dict
+
+    def __init__(self, code, /, **values):
+        object.__setattr__(self, "code", code)
+        object.__setattr__(self, "values", values)
+
+
+class Shown(str):
+    """A value already phrased for the report (it crossed from a judging fork)."""
+
+
+MAX_SHOWN = 300     # characters of any one value quoted in feedback
+
+
+def printable(text, limit=MAX_SHOWN):
+    """``text`` safe for a terminal, a JSON file and a CSV: control and format
+    characters and lone surrogates escaped, at most ``limit`` characters."""
+    out = []
+    for ch in text[:limit + 1]:
+        category = unicodedata.category(ch)
+        if category in ("Cc", "Cf", "Cs", "Zl", "Zp", "Co", "Cn"):
+            out.append(ch.encode("unicode_escape", "backslashreplace").decode("ascii")
+                       if category != "Cs" else f"\\u{ord(ch):04x}")
+        else:
+            out.append(ch)
+    shown = "".join(out)
+    return shown if len(text) <= limit else shown[:limit] + "…"
+
+
+def fmt(value):
+    """A short, readable rendering of an answer or expected value."""
+    if isinstance(value, Shown):
+        return str(value)
+    if isinstance(value, bool) or value is None:
+        return str(value)
+    if isinstance(value, float):
+        return _float(value)
+    if isinstance(value, Fraction):
+        return f"{value.numerator}/{value.denominator}"
+    if isinstance(value, np.ndarray):
+        if value.size > 64:
+            return f"array of shape {tuple(value.shape)}"
+        text = np.array2string(value, precision=4, suppress_small=True, separator=", ")
+        return " ".join(text.split())
+    if isinstance(value, tuple):
+        inner = _items(value)
+        return f"({inner},)" if len(value) == 1 else f"({inner})"
+    if isinstance(value, list):
+        return "[" + _items(value) + "]"
+    if isinstance(value, (set, frozenset)):
+        return "{" + _items(sorted(value, key=str)) + "}"
+    if isinstance(value, dict):
+        return "{" + _items(value.items(), pairs=True) + "}"
+    if isinstance(value, str):
+        return repr(value[:MAX_SHOWN] + "…") if len(value) > MAX_SHOWN else repr(value)
+    text = str(value)
+    return text if len(text) <= 200 else text[:197] + "..."
+
+
+def _items(items, pairs=False, most=12):
+    """Comma-separated items, the first ``most`` of them (long answers are cut)."""
+    shown = []
+    for i, item in enumerate(items):
+        if i == most:
+            shown.append("…")
+            break
+        shown.append(f"{fmt(item[0])}: {fmt(item[1])}" if pairs else fmt(item))
+    return ", ".join(shown)
+
+
+def _float(x):
+    if math.isnan(x) or math.isinf(x):
+        return str(x)
+    if x == int(x) and abs(x) < 1e15:
+        return str(int(x)) if abs(x) >= 1e4 else f"{x:g}"
+    return f"{x:.4g}"

@@ -1,0 +1,31 @@
+"""Points: the one documented rule that turns an exercise total into check points.
+
+A check with ``points`` keeps them; the rest of the exercise total is shared
+equally by the checks without, in hundredths, the last of them taking what
+rounding left over, so that check points always add up to the total.  Explicit points may not exceed the total,
+and if every check is explicit they must add up to it exactly.
+"""
+
+import math
+
+from ..errors import CourseError
+
+
+def resolve_points(total, explicit, where):
+    """``explicit``: per check its points or None -> the points of every check."""
+    fixed = sum(p for p in explicit if p is not None)
+    open_count = sum(1 for p in explicit if p is None)
+    rest = total - fixed
+    if rest < -1e-9 or (open_count == 0 and abs(rest) > 1e-9 and explicit):
+        raise CourseError(f"the checks' points add up to {fixed:g} but the exercise is "
+                          f"worth {total:g}", where,
+                          hint="fix 'points' of the exercise or of its checks")
+    share = math.floor(rest / open_count * 100) / 100 if open_count else 0.0
+    last = round(rest - share * (open_count - 1), 2)
+    out, seen = [], 0
+    for p in explicit:
+        if p is None:
+            seen += 1
+            p = last if seen == open_count else share
+        out.append(float(p))
+    return out

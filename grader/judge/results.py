@@ -1,0 +1,143 @@
+"""What grading produced: plain records that point back to their spec by id."""
+
+import dataclasses
+
+from .msg import Msg, Shown, fmt
+from ..course.spec import Text
+
+
+@dataclasses.dataclass(frozen=True)
+class CheckResult:
+    """One graded check (a YAML case or a hidden pytest test)."""
+
+    exercise: str
+    file: str
+    check: str
+    visibility: str
+    passed: bool
+    max_score: float
+    lines: tuple = ()          # Msg values, phrased by the renderer
+    tags: tuple = ()           # misconception ids that matched
+    kind: str = "case"         # case | pytest
+    answered: bool = False     # the call returned a value (so the inputs are worth showing)
+    margin: float | None = None  # share of the tolerance used by a passing answer
+    description: object = None  # Text or None
+    uses: tuple = ()           # functions a hidden pytest test called
+    function: str = ""         # the function a YAML check calls
+    shadowed: tuple = ()       # rule tags that matched too but yield to a wrong version
+    reveal: str = "answer"     # what the check's feedback may show (see Check.reveal)
+    output: str = ""           # what the student's code printed (failed visible checks)
+
+    @property
+    def score(self):
+        return self.max_score if self.passed else 0.0
+
+    @property
+    def hidden(self):
+        return self.visibility == "hidden"
+
+    def with_points(self, points):
+        return dataclasses.replace(self, max_score=points)
+
+
+@dataclasses.dataclass(frozen=True)
+class ExerciseResult:
+    exercise: object           # the Exercise spec
+    checks: tuple
+
+    @property
+    def score(self):
+        return sum(c.score for c in self.checks)
+
+    @property
+    def max_score(self):
+        return sum(c.max_score for c in self.checks)
+
+
+@dataclasses.dataclass(frozen=True)
+class RunResult:
+    set_id: str
+    title: object              # Text
+    exercises: tuple
+    isolation: str
+    submission: str
+    seconds: float
+    released: bool = False     # hidden checks not available (student release)
+
+    @property
+    def score(self):
+        return sum(e.score for e in self.exercises)
+
+    @property
+    def max_score(self):
+        return sum(e.max_score for e in self.exercises)
+
+    @property
+    def all_passed(self):
+        return all(c.passed for e in self.exercises for c in e.checks)
+
+
+def misconception_line(misconception):
+    return Msg("misconception", tag=misconception.tag, text=misconception.message)
+
+
+# ------------------------------------------------------------ crossing a fork
+
+OUTPUT_KEPT = 8000   # characters of a student's printed output a result keeps
+
+def outcome_to_plain(result):
+    """The parts of a CheckResult that judging decides, as JSON-able data.
+
+    Values that are not plain (arrays, sympy, fractions) travel as the text
+    the report would show, so the parent never rebuilds a student's object.
+    """
+    return {"passed": bool(result.passed), "lines": [_plain(m) for m in result.lines],
+            "tags": [str(t) for t in result.tags], "answered": bool(result.answered),
+            "shadowed": [str(t) for t in result.shadowed],
+            "output": result.output[:OUTPUT_KEPT],
+            "margin": result.margin if isinstance(result.margin, float) else None}
+
+
+def outcome_from_plain(data, **base):
+    """Rebuild a CheckResult from ``outcome_to_plain`` data and the spec's fields."""
+    margin = data.get("margin")
+    return CheckResult(passed=data.get("passed") is True,
+                       lines=tuple(_unplain(m) for m in data.get("lines", ())),
+                       tags=tuple(t for t in data.get("tags", ()) if type(t) is str),
+                       shadowed=tuple(t for t in data.get("shadowed", ()) if type(t) is str),
+                       output=data["output"] if type(data.get("output")) is str else "",
+                       answered=data.get("answered") is True,
+                       margin=float(margin) if type(margin) in (int, float) else None, **base)
+
+
+def _plain(value):
+    if isinstance(value, Msg):
+        return {"$msg": value.code, "values": {k: _plain(v) for k, v in value.values.items()}}
+    if isinstance(value, Text):
+        return {"$text": [value.zh, value.en]}
+    if isinstance(value, Shown):
+        return {"$shown": str(value)}
+    if value is None or type(value) in (bool, str) or (type(value) is int and abs(value) < 2 ** 53):
+        return value
+    if type(value) is float and value == value and abs(value) != float("inf"):
+        return value
+    if type(value) is tuple:
+        return {"$tuple": [_plain(v) for v in value]}
+    if type(value) is list:
+        return [_plain(v) for v in value]
+    return {"$shown": fmt(value)}
+
+
+def _unplain(value):
+    if isinstance(value, list):
+        return [_unplain(v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    if "$msg" in value:
+        return Msg(str(value["$msg"]), **{str(k): _unplain(v)
+                                          for k, v in value.get("values", {}).items()})
+    if "$text" in value:
+        return Text(*map(str, value["$text"]))
+    if "$tuple" in value:
+        return tuple(_unplain(v) for v in value["$tuple"])
+    return Shown(str(value.get("$shown", "")))

@@ -1,0 +1,91 @@
+"""Symbolic formulas: equal when ``simplify(a - b) == 0``, within a time limit.
+
+When simplify cannot decide in time, random numeric spot checks decide; any
+point that cannot be evaluated fails the check (fail safe: an answer is only
+accepted when something showed it equal).
+"""
+
+import cmath
+import random
+
+from .verdict import NotComparable, Verdict, tolerance_of
+from .msg import Msg
+from .timelimit import TimeLimitExceeded, time_limit
+
+SIMPLIFY_SECONDS = 3.0
+
+
+def to_expr(value):
+    import sympy
+
+    if isinstance(value, bool):
+        raise NotComparable(Msg("got-type", got_type="bool", want="formula"))
+    if isinstance(value, (int, float)):
+        return sympy.nsimplify(value) if isinstance(value, float) else sympy.Integer(value)
+    if isinstance(value, sympy.Expr):
+        return value
+    raise NotComparable(Msg("got-type", got_type=type(value).__name__, want="formula"))
+
+
+def compare_formula(answer, expected, spec):
+    import sympy
+
+    got, want = to_expr(answer), to_expr(expected)
+    tol = tolerance_of(spec)
+    if got.has(sympy.nan, sympy.zoo, sympy.oo, -sympy.oo):
+        return Verdict(False, Msg("formula-nonfinite"), tol)
+    if want.free_symbols and not got.free_symbols:
+        return Verdict(False, Msg("formula-is-number", got=got), tol)
+    foreign = {s.name for s in got.free_symbols} - {s.name for s in want.free_symbols}
+    if foreign:
+        return Verdict(False, Msg("formula-foreign-symbols", symbols=sorted(foreign)), tol)
+    got = got.subs({s: _twin(s, want) for s in got.free_symbols})
+    timeout = float(spec.param("timeout", SIMPLIFY_SECONDS))
+    try:
+        with time_limit(timeout):
+            if sympy.simplify(got - want) == 0:
+                return Verdict(True, tolerance=tol, margin=0.0)
+    except TimeLimitExceeded:
+        pass
+    except (TypeError, ValueError, ArithmeticError, RecursionError):
+        pass
+    return _spot_check(got, want, spec, tol)
+
+
+def _twin(symbol, expr):
+    """The expected formula's symbol of the same name (assumptions may differ)."""
+    for s in expr.free_symbols:
+        if s.name == symbol.name:
+            return s
+    return symbol
+
+
+def _spot_check(got, want, spec, tol):
+    symbols = sorted(want.free_symbols, key=lambda s: s.name)
+    rng = random.Random(12345)
+    rtol = float(spec.param("rtol", 1e-9))
+    for _ in range(int(spec.param("samples", 20))):
+        point = {s: _sample(s, rng) for s in symbols}
+        try:
+            with time_limit(1.0):
+                a = complex(got.subs(point).evalf(30))
+                b = complex(want.subs(point).evalf(30))
+        except (TimeLimitExceeded, TypeError, ValueError, ArithmeticError, RecursionError):
+            return Verdict(False, Msg("formula-unverifiable"), tol)
+        if not (cmath.isfinite(a) and cmath.isfinite(b)):
+            return Verdict(False, Msg("formula-unverifiable"), tol)
+        if not abs(a - b) <= rtol * max(abs(b), 1e-30):
+            shown = {s.name: int(v) if s.is_integer else round(float(v), 4)
+                     for s, v in point.items()}
+            return Verdict(False, Msg("formula-differs", point=shown,
+                                      expected=b.real, got=a.real), tol)
+    return Verdict(True, tolerance=tol, margin=0.0)
+
+
+def _sample(symbol, rng):
+    import sympy
+
+    if symbol.is_integer:
+        return sympy.Integer(rng.randint(2, 97))
+    value = sympy.Rational(rng.randint(11, 997), rng.randint(3, 97))
+    return value if symbol.is_positive or symbol.is_nonnegative else value * rng.choice((-1, 1))

@@ -1,0 +1,1 @@
+"""Phrasing results for people: messages, terminal, JSON."""

@@ -1,0 +1,216 @@
+"""Renderers: a RunResult as a Gradescope results.json document or as text.
+
+Pure functions of the result and a language; the CLI only chooses one.
+On hidden checks only value-free phrasings are used (see ``feedback``).
+"""
+
+from .. import __version__
+from ..judge.msg import Msg, fmt, printable
+from .messages import render
+from ..course.spec import Text
+
+GRADESCOPE_VISIBILITY = ("visible", "hidden", "after_due_date", "after_published")
+
+
+def check_lines(result, lang, check_spec=None):
+    """The feedback sentences of one check, as shown to the student.
+
+    A hidden check shows value-free phrasings only; a visible check whose answer
+    the student must work out (``reveal: diagnosis``) shows their own answer and
+    what is wrong with it, never the expected one; ``reveal: nothing`` shows no
+    more than that it failed.
+    """
+    hidden = result.hidden
+    mode = "hidden" if hidden else result.reveal
+    lines = []
+    if hidden and not result.passed:
+        lines.append(render(Msg("hidden-failed"), lang))
+    elif hidden:
+        lines.append(render(Msg("hidden-passed"), lang))
+    elif result.passed:
+        lines.append(render(Msg("passed"), lang))
+    elif mode == "nothing":
+        return [render(Msg("no-feedback"), lang)]
+    for msg in result.lines:
+        if hidden and msg.code == "hidden-failed":
+            continue
+        text = render(msg, lang, hidden=mode != "answer" and msg.code != "not-right")
+        if text:
+            lines.append(text)
+    if not result.passed and not hidden and result.answered and check_spec is not None:
+        lines.append(render(Msg("call", call=call_text(check_spec)), lang))
+    if not result.passed and not hidden and result.output:
+        lines += own_output(result.output, lang)
+    return lines
+
+
+OUTPUT_LINES = 20
+
+
+def own_output(text, lang):
+    """What the student's code printed during a failed visible check, marked as theirs."""
+    printed = text.rstrip("\n").split("\n")
+    shown = [f"  | {printable(line, 200)}" for line in printed[:OUTPUT_LINES]]
+    more = len(printed) - OUTPUT_LINES
+    tail = [render(Msg("output-more", lines=more), lang)] if more > 0 else []
+    return [render(Msg("your-output"), lang), *shown, *tail]
+
+
+def call_text(check):
+    args = [fmt(a) for a in check.args]
+    args += [f"{k}={fmt(v)}" for k, v in check.kwargs.items()]
+    return f"{check.function}({', '.join(args)})"
+
+
+def _check_spec(exercise, check_id):
+    return next((c for c in exercise.checks if c.id == check_id), None)
+
+
+def gradescope(run, lang, hidden_visibility="hidden", hints_used=None):
+    """The Gradescope results.json document. ``hints_used``: exercise id -> hints shown."""
+    tests = []
+    hints_used = hints_used or {}
+    for ex_result in run.exercises:
+        exercise = ex_result.exercise
+        for check in ex_result.checks:
+            spec = _check_spec(exercise, check.check)
+            output = check_lines(check, lang, spec)
+            if check.description is not None:
+                output.insert(0, _describe(check.description, lang))
+            tests.append({
+                "name": f"{exercise.id}: {check.check}",
+                "score": round(check.score, 4), "max_score": round(check.max_score, 4),
+                "status": "passed" if check.passed else "failed",
+                "visibility": hidden_visibility if check.hidden else "visible",
+                "output": "\n".join(output), "tags": list(check.tags),
+                "extra_data": {"exercise": exercise.id, "file": exercise.file,
+                               "check": check.check, "kind": check.kind,
+                               "hidden": check.hidden}})
+    return {
+        "score": round(sum(t["score"] for t in tests), 4),
+        "max_score": round(sum(t["max_score"] for t in tests), 4),
+        "output": summary(run, lang), "visibility": "visible",
+        "stdout_visibility": "hidden", "execution_time": round(run.seconds, 3),
+        "tests": tests,
+        "extra_data": {"set": run.set_id, "isolation": run.isolation, "lang": lang,
+                       "grader_version": __version__, "released": run.released,
+                       "exercises": [{"exercise": e.exercise.id, "file": e.exercise.file,
+                                      "score": round(e.score, 4),
+                                      "max_score": round(e.max_score, 4),
+                                      "hints_used": hints_used.get(e.exercise.id, 0)}
+                                     for e in run.exercises]}}
+
+
+def not_graded(set_id, exercises, status, message):
+    """A valid results.json for a submission that was not graded (``empty`` or ``error``).
+
+    It carries the set's real max_score, so a gradebook or Gradescope shows
+    "0 of 93", not "0 of 0", and the message says what to fix.
+    """
+    return {
+        "score": 0.0, "max_score": round(sum(e.points for e in exercises), 4),
+        "output": message, "visibility": "visible", "stdout_visibility": "hidden",
+        "tests": [],
+        "extra_data": {"set": set_id, "status": status, "error": message,
+                       "grader_version": __version__,
+                       "exercises": [{"exercise": e.id, "file": e.file, "score": 0.0,
+                                      "max_score": round(e.points, 4)} for e in exercises]}}
+
+def _describe(description, lang):
+    return description.get(lang) if isinstance(description, Text) else str(description)
+
+
+def summary(run, lang):
+    graded = [e for e in run.exercises if e.checks]
+    full = sum(1 for e in graded if e.score == e.max_score)
+    later = _points_at_submission(run) - run.max_score
+    if lang == "zh":
+        text = (f"{run.title.get(lang)}：得分 {run.score:g} / {run.max_score:g}，"
+                f"{len(graded)} 道练习中 {full} 道全对")
+        if run.released:
+            text += (f"。另有 {later:g} 分（隐藏测试、手算答案和公式）在正式提交时评分"
+                     if later > 0 else "。隐藏测试会在正式提交时运行")
+        return text
+    text = (f"{run.title.get(lang)}: {run.score:g} / {run.max_score:g} points, "
+            f"{full} of {len(graded)} exercises fully correct")
+    if run.released:
+        text += (f". {later:g} more points (hidden checks, answers worked out by hand, "
+                 "formulas) are graded when you submit" if later > 0
+                 else ". Hidden checks run when you submit")
+    return text
+
+
+def _points_at_submission(run):
+    return round(sum(e.exercise.submission_points if e.exercise.submission_points is not None
+                     else e.max_score for e in run.exercises), 2)
+
+
+def _next_steps(set_id, exercise, used, lang):
+    """Where to read the exercise again, and how many hints are left to ask for."""
+    out = ["  " + render(Msg("see-exercise", command=f"attn-grade show {set_id} {exercise.id}"),
+                         lang)]
+    left = len(exercise.hints) - used
+    if left > 0:
+        out.append("  " + render(Msg("hints-left", count=left,
+                                     command=f"attn-grade hint {set_id} {exercise.id}"), lang))
+    return out
+
+
+def _check_lines(ex_result, lang, style):
+    """One line per check; failing checks that share a single problem share a line."""
+    fixed = render(Msg("hidden-failed"), lang)
+    groups, out = {}, []
+    for check in ex_result.checks:
+        lines = check_lines(check, lang, _check_spec(ex_result.exercise, check.check))
+        label = ("hidden: " if check.hidden else "") + check.check
+        problem = [line for line in lines if line != fixed]
+        if not check.passed and len(problem) == 1:
+            if problem[0] not in groups:
+                groups[problem[0]] = []
+                out.append(groups[problem[0]])
+            groups[problem[0]].append(label)
+            continue
+        mark = style("✓", fg="green") if check.passed else style("✗", fg="red")
+        out.append(f"  {mark} {label}: {lines[0]}")
+        out += [f"      {line}" for line in lines[1:] if not check.passed]
+    cross = style("✗", fg="red")
+    return [f"  {cross} {_labels(item)}: {line}" if isinstance(item, list) else item
+            for line, item in _with_problem(out, groups)]
+
+
+def _with_problem(out, groups):
+    problem_of = {id(labels): line for line, labels in groups.items()}
+    return [(problem_of.get(id(item)), item) for item in out]
+
+
+def _labels(labels):
+    if len(labels) == 1:
+        return labels[0]
+    shown = ", ".join(labels[:3]) + (f", +{len(labels) - 3} more" if len(labels) > 3 else "")
+    return f"{len(labels)} checks ({shown})"
+
+
+def terminal(run, lang, color=False, hints_used=None):
+    """Plain-text report for a terminal. Hints are never printed uninvited: a failed
+    exercise says how many are left and the command that shows the next one."""
+    def style(text, **kw):
+        if not color:
+            return text
+        import click
+
+        return click.style(text, **kw)
+
+    out = [style(f"attn-grade {run.set_id}", bold=True) + f"  ({run.isolation})", ""]
+    for ex_result in run.exercises:
+        exercise = ex_result.exercise
+        head = f"{exercise.file} — {exercise.title.get(lang)}"
+        out.append(style(head, bold=True) + f"   {ex_result.score:g} / {ex_result.max_score:g}")
+        if not ex_result.checks:
+            out.append("  " + render(Msg("at-submission"), lang))
+        out += _check_lines(ex_result, lang, style)
+        if ex_result.score < ex_result.max_score:
+            out += _next_steps(run.set_id, exercise, (hints_used or {}).get(exercise.id, 0),
+                               lang)
+        out.append("")
+    out.append(style(summary(run, lang), bold=True))
+    return "\n".join(out)

@@ -1,0 +1,99 @@
+"""What a student reads: an exercise (``show``), its hints (``hint``), their progress.
+
+Title, prompt, the functions to write with their signatures (read from the
+stub), points, each visible check, and how many hidden checks run and what
+they check, in words, never with their inputs.
+"""
+
+import ast
+
+from ..judge.msg import Msg
+from .messages import render
+from .progress import next_exercise
+from .render import call_text
+
+
+def exercise_text(exercise, lang, hints_used=0):
+    """The lines that show one exercise."""
+    out = [f"{exercise.id} · {exercise.title.get(lang)}   ({exercise.points:g} "
+           + render(Msg("points-word"), lang) + ")", ""]
+    out += [line.rstrip() for line in exercise.prompt.get(lang).strip().splitlines()]
+    out += ["", render(Msg("show-functions", file=exercise.file), lang)]
+    out += [f"  {signature}" for signature in signatures(exercise)]
+    visible = [c for c in exercise.checks if not c.hidden]
+    if visible:
+        out += ["", render(Msg("show-visible"), lang)]
+        for check in visible:
+            about = f" — {check.description.get(lang)}" if check.description else ""
+            out.append(f"  {check.id}: {call_text(check)}{about}")
+    hidden = hidden_checks(exercise, lang)
+    if hidden:
+        out += ["", render(Msg("show-hidden", count=len(hidden)), lang)]
+        out += [f"  - {about}" for about in hidden if about]
+    left = len(exercise.hints) - hints_used
+    if left > 0:
+        out += ["", render(Msg("hints-left", count=left,
+                               command=f"attn-grade hint {exercise.set_id} {exercise.id}"),
+                           lang)]
+    return out
+
+
+def signatures(exercise):
+    """``def name(args)`` of each graded function, as the stub declares it."""
+    stub = exercise.spec_path.with_name(exercise.file)
+    try:
+        tree = ast.parse(stub.read_text(encoding="utf-8"))
+    except (OSError, SyntaxError):
+        return [f"def {name}(...)" for name in exercise.functions]
+    found = {node.name: f"def {node.name}({ast.unparse(node.args)})"
+             for node in tree.body if isinstance(node, ast.FunctionDef)}
+    return [found.get(name, f"def {name}(...)") for name in exercise.functions]
+
+
+def hidden_checks(exercise, lang):
+    """What each hidden check is about (its description or test docstring; '' if none).
+
+    Test docstrings are English; in another language a hidden test counts, unexplained.
+    """
+    about = [c.description.get(lang) if c.description else "" for c in exercise.checks
+             if c.hidden]
+    for path in exercise.test_files:
+        try:
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+        except (OSError, SyntaxError):
+            continue
+        for node in tree.body:
+            if isinstance(node, ast.FunctionDef) and node.name.startswith("test"):
+                doc = ast.get_docstring(node) if lang == "en" else None
+                about.append(doc.strip().splitlines()[0] if doc else "")
+    return about
+
+
+def hint_lines(exercise, shown, lang):
+    """The hints shown so far (``shown`` of them), numbered; the last one is the new one."""
+    total = len(exercise.hints)
+    out = []
+    for n, hint in enumerate(exercise.hints[:shown], 1):
+        out += [render(Msg("hint-shown", n=n, total=total, exercise=exercise.id), lang),
+                f"  {hint.get(lang)}", ""]
+    if shown >= total:
+        out.append(render(Msg("no-more-hints", exercise=exercise.id, total=total), lang))
+    return out
+
+
+def progress_lines(progress, exercise_set, lang, width=20):
+    """A bar per exercise (best score of its points) and the next exercise to do."""
+    out = []
+    for exercise in exercise_set.exercises:
+        record = progress.record(exercise_set.id, exercise.id)
+        share = record.best / exercise.points if exercise.points else 0.0
+        filled = round(share * width)
+        bar = "[" + "#" * filled + "." * (width - filled) + "]"
+        out.append(render(Msg("progress-line", bar=bar, exercise=exercise.id,
+                              best=f"{record.best:g}", max=f"{exercise.points:g}",
+                              attempts=record.attempts, hints=record.hints), lang))
+    upcoming = next_exercise(progress, exercise_set)
+    out.append("")
+    out.append(render(Msg("progress-next", exercise=upcoming.id, set_id=exercise_set.id), lang)
+               if upcoming else render(Msg("progress-done", set_id=exercise_set.id), lang))
+    return out

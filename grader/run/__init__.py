@@ -1,0 +1,1 @@
+"""Running student code: the sandboxed child and the channel to it."""

@@ -1,0 +1,201 @@
+"""The request/answer files in one child's work folder, seen from the grader.
+
+The grader writes ``req-ID.json`` (and ``job.json``) into the child's folder,
+never through a link and never over an existing file, and the id on the
+child's stdin; the child writes ``ans-ID.json`` and pokes the notify pipe.
+The grader reads only regular files there, size-capped, through a descriptor
+of the folder (a link the child plants is refused).  It also keeps the
+folder under its disk cap.
+"""
+
+import enum
+import json
+import os
+import select
+import stat
+import time
+
+from . import wire
+from .outcome import CallOutcome, Status, outcome_from_answer
+
+SIZE_CHECK_EVERY = 0.2   # seconds between checks of the work folder's size
+MAX_WORK_ENTRIES = 10_000
+
+
+class Waited(enum.Enum):
+    """How a wait for an answer ended."""
+
+    ANSWER = "answer"     # the answer file is there
+    EXITED = "exited"     # the child is gone and wrote no answer
+    DISK = "disk"         # the work folder is over its disk cap
+    TIMEOUT = "timeout"   # the deadline passed
+
+
+class Channel:
+    """The files and pipes through which the grader talks to one child.
+
+    ``disk_cap``: bytes the work folder may hold (None: not checked);
+    ``identity``: the run's own uid, which gets the files written here.
+    """
+
+    def __init__(self, workdir, identity=None, disk_cap=None):
+        self.workdir, self.identity, self.disk_cap = workdir, identity, disk_cap
+        self.stdin = None
+        self._dir_fd = os.open(workdir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        self.notify, self.notify_w = os.pipe()   # the child gets the write end
+
+    def attach(self, stdin):
+        """The child started: its stdin is ours, the pipe's write end is its own."""
+        self.stdin = stdin
+        os.close(self.notify_w)
+        self.notify_w = None
+
+    def close(self):
+        for fd in (self.notify, self.notify_w, self._dir_fd):
+            if fd is not None:
+                os.close(fd)
+        self.notify = self.notify_w = self._dir_fd = None
+        if self.stdin is not None:
+            try:
+                self.stdin.close()
+            except OSError:
+                pass
+            self.stdin = None
+
+    # ------------------------------------------------------------ requests
+    def send(self, rid, request):
+        """Write ``req-ID.json`` and the id on the child's stdin.
+
+        False if the request file could not be created (the child planted a
+        file or link under that name); BrokenPipeError/OSError if the child is gone.
+        """
+        try:
+            self.write_new(f"req-{rid}.json", json.dumps(request, allow_nan=False).encode())
+        except OSError:
+            return False
+        self.stdin.write(f"{rid}\n".encode())
+        self.stdin.flush()
+        return True
+
+    def write_new(self, name, data):
+        """Create a file in the child's folder; never through a link, never over a file."""
+        fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                     0o644, dir_fd=self._dir_fd)
+        try:
+            os.write(fd, data)
+            if self.identity is not None:
+                os.fchown(fd, self.identity.uid, self.identity.gid)
+        finally:
+            os.close(fd)
+
+    # ------------------------------------------------------------ answers
+    def wait(self, rid, deadline, exited):
+        """Wait for ``ans-ID.json`` until ``deadline`` (monotonic); a ``Waited``.
+
+        ``exited()``: whether the child is gone (then its answer, if any, counts).
+        """
+        answer = f"ans-{rid}.json"
+        next_size_check = time.monotonic() + SIZE_CHECK_EVERY
+        while True:
+            if self.exists(answer):
+                return Waited.DISK if self.over_disk_cap() else Waited.ANSWER
+            if exited():
+                return Waited.ANSWER if self.exists(answer) else Waited.EXITED
+            now = time.monotonic()
+            if now >= next_size_check:
+                if self.over_disk_cap():
+                    return Waited.DISK
+                next_size_check = now + SIZE_CHECK_EVERY
+            remaining = deadline - now
+            if remaining <= 0:
+                return Waited.TIMEOUT
+            readable, _, _ = select.select([self.notify], [], [], min(remaining, 0.05))
+            if readable and not os.read(self.notify, 4096):
+                time.sleep(min(remaining, 0.01))  # pipe closed: keep polling
+
+    def read_answer(self, rid, limit):
+        """The validated outcome in ``ans-ID.json`` (at most ``limit`` bytes); both
+        files of the call are removed (read once: free the disk now)."""
+        name = f"ans-{rid}.json"
+        try:
+            text = self.read_private(name, limit)
+            return outcome_from_answer(json.loads(text))
+        except OverflowError:
+            return CallOutcome(Status.TOO_LARGE, detail="answer file over the size cap")
+        except (OSError, ValueError, RecursionError, TypeError, wire.WireError) as exc:
+            return CallOutcome(Status.BAD_ANSWER, detail=str(exc)[:200])
+        finally:
+            for done in (name, f"req-{rid}.json"):
+                try:
+                    os.unlink(done, dir_fd=self._dir_fd)
+                except OSError:
+                    pass
+
+    def read_private(self, name, limit, tail=False):
+        """Read at most ``limit`` bytes of a regular file of the child's folder (no links).
+
+        OverflowError if the file is larger and ``tail`` is false; with ``tail``
+        its last ``limit`` bytes.
+        """
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=self._dir_fd)
+        with os.fdopen(fd, "rb") as f:
+            info = os.fstat(f.fileno())
+            if not stat.S_ISREG(info.st_mode):
+                raise OSError("not a regular file")
+            if info.st_size > limit and not tail:
+                raise OverflowError(info.st_size)
+            f.seek(max(0, info.st_size - limit) if tail else 0)
+            return f.read(limit)
+
+    def console_tail(self, limit=4000):
+        """The end of what the child printed outside calls (for a crash's report)."""
+        try:
+            return self.read_private("console.log", limit, tail=True).decode("utf-8", "replace")
+        except OSError:
+            return ""
+
+    def exists(self, name):
+        try:
+            os.stat(name, dir_fd=self._dir_fd, follow_symlinks=False)
+            return True
+        except OSError:
+            return False
+
+    # ------------------------------------------------------------ the disk cap
+    def over_disk_cap(self):
+        """Whether the work folder holds more than its cap allows (bytes or entries)."""
+        if self.disk_cap is None:
+            return False
+        used, entries = disk_usage(self._dir_fd, self.disk_cap, MAX_WORK_ENTRIES)
+        return used > self.disk_cap or entries > MAX_WORK_ENTRIES
+
+
+def disk_usage(dir_fd, cap, max_entries):
+    """(bytes on disk, entries) under a folder, never following links; stops past a cap."""
+    used, entries, stack = 0, 0, [os.dup(dir_fd)]
+    try:
+        while stack:
+            fd = stack.pop()
+            try:
+                with os.scandir(fd) as it:
+                    for entry in it:
+                        entries += 1
+                        try:
+                            info = entry.stat(follow_symlinks=False)
+                        except OSError:
+                            continue
+                        used += info.st_blocks * 512
+                        if entry.is_dir(follow_symlinks=False):
+                            try:
+                                stack.append(os.open(entry.name, os.O_RDONLY | os.O_DIRECTORY
+                                                     | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd))
+                            except OSError:
+                                pass
+                        if used > cap or entries > max_entries:
+                            return used, entries
+            finally:
+                os.close(fd)
+    finally:
+        for fd in stack:
+            os.close(fd)
+    return used, entries

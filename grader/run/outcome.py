@@ -1,0 +1,156 @@
+"""What one call into student code produced: a status, a value or the reason why not.
+
+Plain data only.  ``Status`` values are the strings the report and the
+hidden-test fork have always used; ``Crash`` says why a child died, as
+structured fields (never a string to parse back).  ``outcome_from_answer``
+validates the fields of an answer file the child wrote.
+"""
+
+import dataclasses
+import enum
+from typing import Any
+
+from . import wire
+from ..course.limits import describe_size
+
+
+class Status(str, enum.Enum):
+    """How a call ended.  A ``str``: compares, prints and serialises as its value."""
+
+    OK = "ok"                       # it returned a value
+    ERROR = "error"                 # the student's code raised
+    MISSING = "missing"             # no such function
+    UNSUPPORTED = "unsupported"     # a type the wire refuses
+    TOO_LARGE = "too_large"         # the encoded answer is over the cap
+    TIMEOUT = "timeout"             # over the wall-time limit
+    CRASHED = "crashed"             # the child died (see Crash)
+    BAD_ANSWER = "bad_answer"       # unreadable answer file, or a tampered work folder
+    SKIPPED = "skipped"             # too many restarts
+    MISSING_FILE = "missing_file"   # the submission lacks the module
+
+    def __str__(self):
+        return self.value
+
+    def __format__(self, spec):
+        return format(self.value, spec)
+
+
+ANSWER_STATUSES = (Status.OK, Status.ERROR, Status.MISSING, Status.UNSUPPORTED,
+                   Status.TOO_LARGE)   # what a child may write in an answer file
+LIMITS = ("cpu", "memory", "disk", "processes")
+
+
+@dataclasses.dataclass(frozen=True)
+class Crash:
+    """Why a child died before answering.
+
+    kind: "signal" (``signal``: its name, e.g. "SIGSEGV"), "limit" (``limit``:
+    cpu, memory, disk or processes; ``value``: that limit in seconds, bytes or
+    processes) or "exit" (``exit_code``: it exited by itself).
+    """
+
+    kind: str
+    signal: str | None = None
+    limit: str | None = None
+    value: float | int | None = None
+    exit_code: int | None = None
+
+    def __post_init__(self):
+        if self.kind not in ("signal", "limit", "exit"):
+            raise ValueError(f"unknown crash kind {self.kind!r}")
+        if self.kind == "limit" and self.limit not in LIMITS:
+            raise ValueError(f"unknown limit {self.limit!r}")
+
+    @classmethod
+    def by_signal(cls, name):
+        return cls("signal", signal=name)
+
+    @classmethod
+    def over_limit(cls, limit, value):
+        return cls("limit", limit=limit, value=value)
+
+    @classmethod
+    def exited(cls, code):
+        return cls("exit", exit_code=code)
+
+    def __str__(self):
+        """A short text for logs and ``CallOutcome.detail`` ("signal:SIGSEGV", "cpu:30")."""
+        if self.kind == "signal":
+            return f"signal:{self.signal}"
+        if self.kind == "exit":
+            return f"exit:{self.exit_code}"
+        if self.limit == "cpu":
+            return f"cpu:{self.value:g}"
+        if self.limit == "memory":
+            return f"memory:{describe_size(self.value)}"
+        return f"{self.limit}:{self.value}"
+
+    def to_plain(self):
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_plain(cls, data):
+        return cls(**{f.name: data.get(f.name) for f in dataclasses.fields(cls)})
+
+
+@dataclasses.dataclass(frozen=True)
+class CallOutcome:
+    """What one call into student code produced, as plain data.
+
+    ``status`` is a Status (a plain string is accepted and converted);
+    ``crash`` is set when the status is crashed; ``detail`` is human text
+    (the missing function, the refused type, a crash's ``str``, ...).
+    """
+
+    status: Status
+    value: Any = None
+    error: dict = dataclasses.field(default_factory=dict)
+    detail: str = ""
+    output: str = ""
+    output_dropped: int = 0
+    mutated_args: bool = False
+    inputs_digest: str = ""    # the child's fingerprint of the inputs after the call
+    crash: Crash | None = None
+
+    def __post_init__(self):
+        object.__setattr__(self, "status", Status(self.status))
+
+    @classmethod
+    def crashed(cls, crash, output=""):
+        return cls(Status.CRASHED, detail=str(crash), output=output, crash=crash)
+
+    @property
+    def ok(self):
+        return self.status is Status.OK
+
+
+def outcome_from_answer(raw):
+    """Validate an answer file's fields; only known fields and types pass."""
+    if type(raw) is not dict or raw.get("status") not in ANSWER_STATUSES:
+        raise wire.WireError("answer has no valid status")
+    output = raw.get("output") if type(raw.get("output")) is str else ""
+    dropped = raw.get("output_dropped") if type(raw.get("output_dropped")) is int else 0
+    status = Status(raw["status"])
+    common = {"output": output[:100_000], "output_dropped": dropped}
+    if status is Status.OK:
+        digest = raw.get("inputs_digest")
+        return CallOutcome(status, value=wire.decode(raw.get("value")),
+                           inputs_digest=digest if type(digest) is str else "", **common)
+    if status is Status.ERROR:
+        return CallOutcome(status, error=clean_error(raw.get("error")), **common)
+    detail = {Status.MISSING: raw.get("function"), Status.UNSUPPORTED: raw.get("type_name"),
+              Status.TOO_LARGE: raw.get("size")}[status]
+    return CallOutcome(status, detail=str(detail)[:200], **common)
+
+
+def clean_error(error):
+    """The known fields of a student exception, each of its type and capped."""
+    if type(error) is not dict:
+        return {"type": "Exception", "message": ""}
+    clean = {}
+    for key, kind, cap in (("type", str, 100), ("message", str, 2000), ("file", str, 300),
+                           ("code", str, 500), ("line", int, None), ("offset", int, None)):
+        value = error.get(key)
+        if type(value) is kind:
+            clean[key] = value[:cap] if cap else value
+    return clean

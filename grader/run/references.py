@@ -1,0 +1,72 @@
+"""The reference solution of an exercise, run on the trusted side.
+
+Instructor code: imported into the grader process (never the student's).
+Its answers pass through the wire format too, so that reference and student
+values reach the comparison engine as the same plain types.
+"""
+
+import copy
+import importlib.util
+import sys
+
+from . import wire
+from ..errors import CourseError
+
+
+class Reference:
+    """Calls the reference (or a registered wrong version) of one exercise."""
+
+    def __init__(self, exercise):
+        self.exercise = exercise
+        self._module = None
+
+    @property
+    def available(self):
+        return self.exercise.solution_path.is_file()
+
+    def module(self):
+        if self._module is None:
+            self._module = _import(self.exercise)
+        return self._module
+
+    def function(self, name, purpose="graded function"):
+        func = getattr(self.module(), name, None)
+        if not callable(func):
+            raise CourseError(f"the solution has no function {name!r} ({purpose} of "
+                              f"exercise {self.exercise.id!r})", self.exercise.solution_path,
+                              hint=f"define {name} in the solution or fix the exercise YAML")
+        return func
+
+    def call(self, name, args, kwargs, check, purpose="graded function"):
+        """The plain-data answer of ``name``; its failure is a course error."""
+        func = self.function(name, purpose)
+        try:
+            value = func(*copy.deepcopy(args), **copy.deepcopy(kwargs))
+            return wire.decode(wire.encode(value))
+        except Exception as exc:
+            where = f" on check {check.id!r}" if check is not None else ""
+            raise CourseError(
+                f"the reference {name}() raised {type(exc).__name__}: {exc}{where}",
+                check.source if check is not None else self.exercise.solution_path,
+                check.line if check is not None else None,
+                hint="fix the solution or the check's inputs") from None
+
+
+def _import(exercise):
+    path = exercise.solution_path
+    if not path.is_file():
+        raise CourseError(f"the reference solution {path.name} is missing", path,
+                          hint=f"create {path} with the graded functions")
+    name = f"_attn_grade_reference.{exercise.set_id}.{path.stem}".replace("-", "_")
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    folder = str(path.parent)
+    sys.path.insert(0, folder)   # solutions may import each other
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:
+        raise CourseError(f"importing the solution raised {type(exc).__name__}: {exc}",
+                          path) from None
+    finally:
+        sys.path.remove(folder)
+    return module

@@ -1,0 +1,272 @@
+"""One student module running in a child process, called through files.
+
+``RunFolder`` is one grading run's private folder (and its live children);
+``StudentProcess`` calls into one submission module: it starts its child
+lazily (or ahead, ``prestart``), restarts it after a hang or crash, and turns
+each call into a ``CallOutcome``.  The pieces under it:
+
+  run_outcome  Status, Crash, CallOutcome; validation of an answer file
+  run_channel  the request/answer files in the child's folder, the notify
+               pipe, the folder's disk cap
+  run_child    start/kill/wait one sandboxed child; why it died
+
+A hang, crash or limit kills the whole process group; the next call starts a
+fresh child, so one bad call costs only its own check.  The child's exit code
+and console output are never results.
+"""
+
+import dataclasses
+import json
+import os
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+from . import sandbox, wire
+from ..course.limits import Limits
+from .channel import Channel, Waited
+from .child import Child, Reaper
+from .outcome import CallOutcome, Crash, Status
+
+__all__ = ["CallOutcome", "Crash", "RunFolder", "Status", "StudentProcess"]
+
+RUNTIME_FILES = {"_attn_grade_wire.py": "wire.py", "_attn_grade_child.py": "child_main.py"}
+MAX_RESTARTS = 3
+
+
+class RunFolder:
+    """A private temporary folder for one grading run, removed on close.
+
+    With a uid of its own (``plan.identity``) the folder is root's, group the
+    run's gid, mode 0750: the run's children can read the runtime files and the
+    copy of the submission, no other user (another student's run) can enter.
+    Closing it also releases the run's uid (kills what still runs as it).
+    ``reaper`` knows the run's live children.
+    """
+
+    def __init__(self, plan=None):
+        self.reaper = Reaper()
+        self.plan = plan or sandbox.Plan("none", "none", "none")
+        self.identity = self.plan.identity
+        self.root = Path(tempfile.mkdtemp(prefix="attn-grade-"))
+        self.runtime = self.root / "runtime"
+        self.runtime.mkdir()
+        for target, source in RUNTIME_FILES.items():
+            shutil.copyfile(Path(__file__).with_name(source), self.runtime / target)
+        if self.identity is not None:
+            for path in (self.root, self.runtime, *self.runtime.iterdir()):
+                self._share(path)
+        self._count = 0
+        self._staged = {}
+
+    def _share(self, path):
+        """Root's, readable by the run's gid only (never writable by the child)."""
+        os.chown(path, 0, self.identity.gid, follow_symlinks=False)
+        if not path.is_symlink():
+            os.chmod(path, 0o750 if path.is_dir() else 0o640)
+
+    def stage(self, *paths):
+        """Folders as the child should see them (the submission, the public folder).
+
+        With a uid of its own: copies readable by that uid alone (links kept as
+        links, special files left out), under ``files/`` at their absolute paths,
+        so a solution that finds ``../../exercises/SET`` from its own folder still
+        does.  Without one, the folders themselves.
+        """
+        paths = [os.path.realpath(p) for p in paths]
+        if self.identity is None:
+            return paths
+        files = self.root / "files"
+        for path in sorted(paths, key=len):
+            if any(path == done or path.startswith(done + os.sep) for done in self._staged):
+                continue
+            target = files / path.lstrip(os.sep)
+            self._make_parents(target.parent)
+            _copy_tree(Path(path), target)
+            for copied in [target, *target.rglob("*")]:
+                self._share(copied)
+            self._staged[path] = str(target)
+        return [str(files / p.lstrip(os.sep)) for p in paths]
+
+    def _make_parents(self, folder):
+        missing = []
+        while not folder.exists():
+            missing.append(folder)
+            folder = folder.parent
+        for path in reversed(missing):
+            path.mkdir()
+            self._share(path)
+
+    def new_workdir(self):
+        self._count += 1
+        path = self.root / f"work-{self._count}"
+        path.mkdir(mode=0o700)
+        if self.identity is not None:
+            os.chown(path, self.identity.uid, self.identity.gid)
+        return path
+
+    def close(self):
+        self.plan.release()
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+def _copy_tree(source, target):
+    target.mkdir(mode=0o750)
+    for entry in os.scandir(source):
+        dest = target / entry.name
+        if entry.is_symlink():
+            os.symlink(os.readlink(entry.path), dest)
+        elif entry.is_dir(follow_symlinks=False):
+            _copy_tree(Path(entry.path), dest)
+        elif entry.is_file(follow_symlinks=False):
+            shutil.copyfile(entry.path, dest, follow_symlinks=False)
+
+
+class StudentProcess:
+    """Calls into one submission module, restarting its child when needed."""
+
+    def __init__(self, folder, submission, module, limits: Limits, level=None, public=(),
+                 preload=()):
+        self.folder, self.module, self.limits = folder, module, limits
+        self.plan = folder.plan
+        self.level = level or self.plan.level
+        if self.level != self.plan.level:
+            raise ValueError(f"level {self.level!r} differs from the run's {self.plan.level!r}")
+        self.public = tuple(str(p) for p in public)
+        self.preload = tuple(preload)
+        self.submission = str(Path(submission).resolve())
+        self.child = None     # run_child.Child while a child runs
+        self.channel = None   # run_channel.Channel to it
+        self.workdir = None
+        self.restarts = 0
+        self.load_failure = None
+        self._next_id = 0
+        self._pending_load = None
+        if not (Path(self.submission) / f"{module}.py").is_file():
+            self.load_failure = CallOutcome(Status.MISSING_FILE, detail=f"{module}.py")
+
+    @property
+    def proc(self):
+        """The running child's Popen, or None."""
+        return self.child.popen if self.child is not None else None
+
+    # ------------------------------------------------------------ lifecycle
+    def _start(self):
+        submission, *public = self.folder.stage(self.submission, *self.public)
+        self.workdir = self.folder.new_workdir()
+        disk_cap = None if self.level == "none" else \
+            self.limits.tmp + sandbox.file_size_cap(self.limits)
+        channel = Channel(self.workdir, self.folder.identity, disk_cap)
+        try:
+            job = {"submission": submission, "module": self.module,
+                   "output_limit": self.limits.output, "answer_limit": self.limits.answer,
+                   "library_paths": sandbox.library_paths(), "notify_fd": channel.notify_w,
+                   "preload": list(self.preload)}
+            channel.write_new("job.json", json.dumps(job).encode())
+            argv = sandbox.command(self.plan, str(self.folder.runtime / "_attn_grade_child.py"),
+                                   str(self.workdir), submission, str(self.folder.runtime),
+                                   self.limits, public)
+            with open(self.workdir / "console.log", "wb") as console:
+                self.child = Child.start(
+                    argv, self.workdir, console, sandbox.child_env(str(self.workdir)),
+                    sandbox.preexec(self.plan, self.limits), (channel.notify_w,),
+                    self.level, self.limits, self.folder.reaper)
+        except BaseException:
+            channel.close()
+            shutil.rmtree(self.workdir, ignore_errors=True)
+            raise
+        channel.attach(self.child.stdin)
+        self.channel = channel
+
+    def close(self):
+        """Kill the child and everything it started; delete its work folder."""
+        if self.child is None:
+            return
+        self.child.kill()
+        self.channel.close()
+        self.child = self.channel = None
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+    # ------------------------------------------------------------ calls
+    def call(self, function, args=(), kwargs=None):
+        """Run ``module.function(*args, **kwargs)`` in the child."""
+        ready = self._ensure_loaded()
+        if ready is not None:
+            return ready
+        request = {"op": "call", "function": function, "args": wire.encode(list(args)),
+                   "kwargs": wire.encode(dict(kwargs or {}))}
+        outcome = self._request(request)
+        if outcome.ok:   # judged here, from what was sent, not by the child's own verdict
+            sent = wire.digest(request["args"], request["kwargs"])
+            outcome = dataclasses.replace(outcome, mutated_args=outcome.inputs_digest != sent)
+        if outcome.status in (Status.TIMEOUT, Status.CRASHED, Status.BAD_ANSWER):
+            self.close()
+        return outcome
+
+    def prestart(self):
+        """Start the child and its import now, to overlap with other work."""
+        if self.load_failure is None and self.child is None:
+            try:
+                self._start()
+            except BlockingIOError:   # RLIMIT_NPROC: the run's uid has too many processes
+                self._pending_load = CallOutcome.crashed(
+                    Crash.over_limit("processes", self.limits.processes))
+                return
+            self._pending_load = self._send({"op": "load"})
+
+    def _ensure_loaded(self):
+        if self.load_failure is not None:
+            return self.load_failure
+        if self.child is not None and self._pending_load is None:
+            return None
+        if self.child is None:
+            if self.restarts >= MAX_RESTARTS:
+                return CallOutcome(Status.SKIPPED,
+                                   detail=f"the process was restarted {MAX_RESTARTS} times")
+            if self._next_id:
+                self.restarts += 1
+            self.prestart()
+        rid, self._pending_load = self._pending_load, None
+        loaded = rid if isinstance(rid, CallOutcome) else self._await(
+            rid, time.monotonic() + self.limits.import_time, self.limits.import_time)
+        if loaded.ok:
+            return None
+        self.close()
+        self.load_failure = loaded
+        return loaded
+
+    def _request(self, request):
+        rid = self._send(request)
+        if isinstance(rid, CallOutcome):
+            return rid
+        return self._await(rid, time.monotonic() + self.limits.time)
+
+    def _send(self, request):
+        """Write a request and wake the child; its id, or a CallOutcome if it died."""
+        self._next_id += 1
+        rid = f"{self._next_id:06d}"
+        try:
+            if not self.channel.send(rid, request):   # a file or link planted under that name
+                return CallOutcome(Status.BAD_ANSWER, detail="the work folder was tampered with")
+        except (BrokenPipeError, OSError):
+            return self._crashed()
+        return rid
+
+    def _await(self, rid, deadline, seconds=None):
+        waited = self.channel.wait(rid, deadline, self.child.exited)
+        if waited is Waited.ANSWER:
+            return self.channel.read_answer(
+                rid, self.limits.answer + 2 * self.limits.output + 65536)
+        if waited is Waited.EXITED:
+            return self._crashed()
+        if waited is Waited.DISK:
+            return CallOutcome.crashed(Crash.over_limit("disk", self.limits.tmp))
+        return CallOutcome(Status.TIMEOUT, detail=f"{seconds or self.limits.time:g} s")
+
+    def _crashed(self):
+        """The outcome of a child that died: its Crash, and for a signal or an exit of
+        its own, the end of its console (shown to whoever reads the log, never judged)."""
+        crash = self.child.crash()
+        output = self.channel.console_tail() if crash.kind in ("signal", "exit") else ""
+        return CallOutcome.crashed(crash, output=output)

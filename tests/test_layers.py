@@ -1,0 +1,111 @@
+"""The package's stages import only downwards, and nothing imports in a circle.
+
+Every import is read, including those inside functions (a lazy import is
+still a dependency).  Stages, lowest first: the base modules, course, run,
+judge, grading, report, instructor, and the CLI on top.
+"""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+GRADER = Path(__file__).resolve().parents[1] / "grader"
+STAGES = {   # first part of the module's path inside grader/ -> stage
+    "errors": 0, "files": 0, "__init__": 0,
+    "course": 1, "run": 2, "judge": 3, "grading": 4, "report": 5, "instructor": 6,
+    "cli": 7, "__main__": 7,
+}
+
+
+def module_name(path):
+    parts = list(path.relative_to(GRADER.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def stage(module):
+    parts = module.split(".")[1:] or ["__init__"]
+    if parts[0] not in STAGES:
+        raise AssertionError(f"{module}: not in a known stage; add it to STAGES")
+    return STAGES[parts[0]]
+
+
+def imports(path):
+    """The grader modules ``path`` imports, anywhere in the file."""
+    name = module_name(path)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names if a.name.split(".")[0] == "grader"}
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")
+                anchor = anchor[:len(anchor) - node.level + 1]
+                base = ".".join([*anchor, base] if base else anchor)
+            if base.split(".")[0] != "grader":
+                continue
+            for alias in node.names:
+                candidate = f"{base}.{alias.name}"
+                found.add(candidate if _is_module(candidate) else base)
+    return found - {name}
+
+
+def _is_module(name):
+    rel = Path(*name.split(".")[1:])
+    return (GRADER / rel).with_suffix(".py").is_file() or (GRADER / rel / "__init__.py").is_file()
+
+
+def graph():
+    return {module_name(p): imports(p) for p in GRADER.rglob("*.py")
+            if "__pycache__" not in p.parts}
+
+
+# the child's runtime files run inside the sandbox, beside a copy of wire only
+CHILD_RUNTIME = {"grader.run.child_main"}
+
+
+def test_every_import_runs_downwards():
+    upward = [(m, d) for m, deps in graph().items() for d in deps
+              if m not in CHILD_RUNTIME and stage(d) > stage(m)]
+    assert not upward, "imports that run upward:\n" + "\n".join(f"  {m} -> {d}"
+                                                             for m, d in sorted(upward))
+
+
+def test_no_import_circle():
+    edges = graph()
+    state, cycles = {}, []
+
+    def visit(module, trail):
+        state[module] = "open"
+        for dep in sorted(edges.get(module, ())):
+            if state.get(dep) == "open":
+                cycles.append(trail[trail.index(dep):] + [dep] if dep in trail else [module, dep])
+            elif dep not in state:
+                visit(dep, trail + [dep])
+        state[module] = "done"
+
+    for module in sorted(edges):
+        if module not in state:
+            visit(module, [module])
+    assert not cycles, "import circles:\n" + "\n".join(" -> ".join(c) for c in cycles)
+
+
+def test_the_stages_are_folders():
+    folders = {p.name for p in GRADER.iterdir() if p.is_dir() and p.name != "__pycache__"}
+    assert {"course", "run", "judge", "report", "instructor"} <= folders
+
+
+def test_the_checker_sees_an_upward_import(tmp_path, monkeypatch):
+    fake = tmp_path / "grader"
+    (fake / "course").mkdir(parents=True)
+    (fake / "report").mkdir()
+    for init in (fake / "__init__.py", fake / "course" / "__init__.py",
+                 fake / "report" / "__init__.py"):
+        init.write_text("")
+    (fake / "report" / "text.py").write_text("X = 1\n")
+    (fake / "course" / "spec.py").write_text("def f():\n    from ..report import text\n")
+    monkeypatch.setattr(__import__(__name__), "GRADER", fake)
+    with pytest.raises(AssertionError, match="grader.course.spec -> grader.report.text"):
+        test_every_import_runs_downwards()
