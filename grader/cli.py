@@ -52,6 +52,9 @@ class SetOrCommand(click.Group):
         except (click.exceptions.ClickException, click.exceptions.Exit, click.Abort,
                 SystemExit):
             raise
+        except BrokenPipeError:   # `attn-grade list | head`: the reader left; end quietly
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            sys.exit(ExitCode.PASSED)
         except Exception:
             import traceback
 

@@ -101,3 +101,12 @@ def test_the_json_report_records_hints_used(work):
                              "--json").stdout)
     growth = next(e for e in doc["extra_data"]["exercises"] if e["exercise"] == "growth")
     assert growth["hints_used"] == 1
+
+
+def test_a_closed_pipe_ends_quietly():
+    import subprocess
+    import sys
+
+    proc = subprocess.run(f"{sys.executable} -m grader list --course {ROOT} | head -1",
+                          shell=True, capture_output=True, text=True, cwd=ROOT)
+    assert proc.stdout.count("\n") == 1 and "internal error" not in proc.stderr
