@@ -16,6 +16,7 @@ from .report import render as report
 from .run import sandbox
 from .course import loader as spec_loader
 from .instructor import uploads as submission_files
+from .course.spec import LANGUAGES
 from .errors import CourseError, ExitCode
 from .files import write_atomic
 from .report.progress import Progress
@@ -52,6 +53,8 @@ class SetOrCommand(click.Group):
         except (click.exceptions.ClickException, click.exceptions.Exit, click.Abort,
                 SystemExit):
             raise
+        except CourseError as exc:   # the one place course errors become exit 2
+            _fail(exc)
         except BrokenPipeError:   # `attn-grade list | head`: the reader left; end quietly
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             sys.exit(ExitCode.PASSED)
@@ -88,6 +91,14 @@ def require_isolation_option(default=None):
         help="Refuse (exit 2) to grade with isolation weaker than this; levels, weakest "
              "first: " + " < ".join(sandbox.RANKS) + ". grade-all and Gradescope should "
              f"require {sandbox.BATCH_MINIMUM}.")
+
+
+COURSE_OPTION = click.option(
+    "--course", "course_dir", type=click.Path(exists=True, file_okay=False),
+    help="Course folder (default: found from the current folder up).")
+LANG_OPTION = click.option(
+    "--lang", type=click.Choice(LANGUAGES), default=None,
+    help="Language of everything shown (default: from the locale).")
 
 
 def _course(course_dir):
@@ -137,12 +148,10 @@ def main():
               help="Print a Gradescope results.json document (and nothing else).")
 @click.option("--output", "-o", type=click.Path(dir_okay=False),
               help="Also write the JSON report to this file.")
-@click.option("--lang", type=click.Choice(["zh", "en"]), default=None,
-              help="Feedback language (default: from the locale).")
+@LANG_OPTION
 @click.option("--exercise", "exercises", multiple=True, metavar="ID",
               help="Grade only this exercise (repeatable).")
-@click.option("--course", "course_dir", type=click.Path(exists=True, file_okay=False),
-              help="Course folder (default: found from the current folder up).")
+@COURSE_OPTION
 @click.option("--isolation", type=click.Choice(sandbox.LEVELS), default=None,
               help="How student code is isolated (default: the strongest available).")
 @require_isolation_option()
@@ -170,21 +179,18 @@ def grade(set_id, submission, upload, as_json, output, lang, exercises, course_d
         raise click.UsageError("give --submission or --upload, not both")
     lang = lang or default_lang()
     run = None
-    try:
-        course = _course(course_dir)
-        exercise_set = spec_loader.load_set(course, set_id)
-        _check_exercise_ids(exercise_set, exercises)
-        selected = [e for e in exercise_set.exercises if not exercises or e.id in exercises]
-        with tempfile.TemporaryDirectory(prefix="attn-grade-upload-") as tmp:
-            folder, problem = _submission_folder(exercise_set, selected, submission, upload, tmp)
-            if problem is None:
-                run = grade_set(exercise_set, folder, isolation or sandbox.strongest_available(),
-                                dict(time=time_limit, import_time=import_time_limit,
-                                     cpu=cpu_limit, memory=memory_limit, output=output_limit,
-                                     processes=process_limit, tmp=tmp_limit),
-                                set(exercises) or None, required)
-    except CourseError as exc:
-        _fail(exc)
+    course = _course(course_dir)
+    exercise_set = spec_loader.load_set(course, set_id)
+    _check_exercise_ids(exercise_set, exercises)
+    selected = [e for e in exercise_set.exercises if not exercises or e.id in exercises]
+    with tempfile.TemporaryDirectory(prefix="attn-grade-upload-") as tmp:
+        folder, problem = _submission_folder(exercise_set, selected, submission, upload, tmp)
+        if problem is None:
+            run = grade_set(exercise_set, folder, isolation or sandbox.strongest_available(),
+                            dict(time=time_limit, import_time=import_time_limit,
+                                 cpu=cpu_limit, memory=memory_limit, output=output_limit,
+                                 processes=process_limit, tmp=tmp_limit),
+                            set(exercises) or None, required)
     mine = Progress(upload or submission or exercise_set.exercises_dir)
     if run is None:
         document = report.not_graded(exercise_set.id, selected, *problem)
@@ -235,26 +241,21 @@ def _check_exercise_ids(exercise_set, wanted):
 
 
 @main.command("list")
-@click.option("--course", "course_dir", type=click.Path(exists=True, file_okay=False),
-              help="Course folder (default: found from the current folder up).")
-@click.option("--lang", type=click.Choice(["zh", "en"]), default=None,
-              help="Language of titles (default: from the locale).")
+@COURSE_OPTION
+@LANG_OPTION
 def list_sets(course_dir, lang):
     """List the exercise sets and their exercises with points."""
     lang = lang or default_lang()
-    try:
-        course = _course(course_dir)
-        for set_id in course.set_ids():
-            exercise_set = spec_loader.load_set(course, set_id)
-            total = sum(e.points for e in exercise_set.exercises)
-            click.echo(f"{set_id}  {exercise_set.title.get(lang)}  ({total:g} points)")
-            mine = Progress(exercise_set.exercises_dir)
-            for ex in exercise_set.exercises:
-                done = "✓" if mine.record(set_id, ex.id).solved else " "
-                click.echo(f"{done} {ex.id:<24} {ex.file:<24} {ex.points:>5g}  "
-                           f"{ex.title.get(lang)}")
-    except CourseError as exc:
-        _fail(exc)
+    course = _course(course_dir)
+    for set_id in course.set_ids():
+        exercise_set = spec_loader.load_set(course, set_id)
+        total = sum(e.points for e in exercise_set.exercises)
+        click.echo(f"{set_id}  {exercise_set.title.get(lang)}  ({total:g} points)")
+        mine = Progress(exercise_set.exercises_dir)
+        for ex in exercise_set.exercises:
+            done = "✓" if mine.record(set_id, ex.id).solved else " "
+            click.echo(f"{done} {ex.id:<24} {ex.file:<24} {ex.points:>5g}  "
+                       f"{ex.title.get(lang)}")
 
 
 def _student_set(course_dir, set_id, exercise_id=None):
@@ -276,43 +277,33 @@ SUBMISSION_OPTION = click.option(
 @click.argument("set_id", metavar="SET")
 @click.argument("exercise_id", metavar="[ID]", required=False)
 @SUBMISSION_OPTION
-@click.option("--course", "course_dir", type=click.Path(exists=True, file_okay=False),
-              help="Course folder (default: found from the current folder up).")
-@click.option("--lang", type=click.Choice(["zh", "en"]), default=None,
-              help="Language (default: from the locale).")
+@COURSE_OPTION
+@LANG_OPTION
 def show(set_id, exercise_id, submission, course_dir, lang):
     """Show an exercise (or the whole set) as you should read it before coding."""
     from .report.student_view import exercise_text
 
     lang = lang or default_lang()
-    try:
-        _, exercise_set, one = _student_set(course_dir, set_id, exercise_id)
-        used = Progress(submission or exercise_set.exercises_dir).hints_used(set_id)
-        for exercise in [one] if one else exercise_set.exercises:
-            click.echo("\n".join(exercise_text(exercise, lang, used.get(exercise.id, 0))))
-            click.echo("")
-    except CourseError as exc:
-        _fail(exc)
+    _, exercise_set, one = _student_set(course_dir, set_id, exercise_id)
+    used = Progress(submission or exercise_set.exercises_dir).hints_used(set_id)
+    for exercise in [one] if one else exercise_set.exercises:
+        click.echo("\n".join(exercise_text(exercise, lang, used.get(exercise.id, 0))))
+        click.echo("")
 
 
 @main.command("hint")
 @click.argument("set_id", metavar="SET")
 @click.argument("exercise_id", metavar="ID")
 @SUBMISSION_OPTION
-@click.option("--course", "course_dir", type=click.Path(exists=True, file_okay=False),
-              help="Course folder (default: found from the current folder up).")
-@click.option("--lang", type=click.Choice(["zh", "en"]), default=None,
-              help="Language (default: from the locale).")
+@COURSE_OPTION
+@LANG_OPTION
 def hint(set_id, exercise_id, submission, course_dir, lang):
     """Show the next hint of exercise ID (and the ones shown before). Hints go from a
     nudge to a near-answer; each one you ask for is recorded."""
     from .report.student_view import hint_lines
 
     lang = lang or default_lang()
-    try:
-        _, exercise_set, exercise = _student_set(course_dir, set_id, exercise_id)
-    except CourseError as exc:
-        _fail(exc)
+    _, exercise_set, exercise = _student_set(course_dir, set_id, exercise_id)
     mine = Progress(submission or exercise_set.exercises_dir)
     shown = mine.record(set_id, exercise_id).hints
     if shown < len(exercise.hints):
@@ -324,19 +315,14 @@ def hint(set_id, exercise_id, submission, course_dir, lang):
 @main.command("progress")
 @click.argument("set_id", metavar="SET")
 @SUBMISSION_OPTION
-@click.option("--course", "course_dir", type=click.Path(exists=True, file_okay=False),
-              help="Course folder (default: found from the current folder up).")
-@click.option("--lang", type=click.Choice(["zh", "en"]), default=None,
-              help="Language (default: from the locale).")
+@COURSE_OPTION
+@LANG_OPTION
 def progress(set_id, submission, course_dir, lang):
     """Your progress in SET: best score, attempts and hints per exercise, and what's next."""
     from .report.student_view import progress_lines
 
     lang = lang or default_lang()
-    try:
-        _, exercise_set, _ = _student_set(course_dir, set_id)
-    except CourseError as exc:
-        _fail(exc)
+    _, exercise_set, _ = _student_set(course_dir, set_id)
     mine = Progress(submission or exercise_set.exercises_dir)
     click.echo("\n".join(progress_lines(mine, exercise_set, lang)))
 
@@ -348,8 +334,7 @@ def dev():
 
 @dev.command("check")
 @click.argument("set_ids", metavar="[SET]...", nargs=-1)
-@click.option("--course", "course_dir", type=click.Path(exists=True, file_okay=False),
-              help="Course folder (default: found from the current folder up).")
+@COURSE_OPTION
 @click.option("--isolation", type=click.Choice(sandbox.LEVELS), default=None,
               help="How student code is isolated (default: the strongest available).")
 @click.option("--seeds", type=click.IntRange(1, 20), default=3, show_default=True,
@@ -364,13 +349,10 @@ def dev_check(set_ids, course_dir, isolation, seeds, exercises):
     of what to fix."""
     from .instructor.devcheck import check_course
 
-    try:
-        course = _course(course_dir)
-        set_ids = set_ids or course.set_ids()
-        findings = check_course(course, set_ids, isolation or sandbox.strongest_available(),
-                                tuple(range(seeds)), set(exercises) or None)
-    except CourseError as exc:
-        _fail(exc)
+    course = _course(course_dir)
+    set_ids = set_ids or course.set_ids()
+    findings = check_course(course, set_ids, isolation or sandbox.strongest_available(),
+                            tuple(range(seeds)), set(exercises) or None)
     for finding in findings:
         click.echo(str(finding))
     problems = [f for f in findings if f.problem]
@@ -385,17 +367,13 @@ def dev_check(set_ids, course_dir, isolation, seeds, exercises):
 @main.command("new")
 @click.argument("set_id", metavar="SET")
 @click.argument("exercise_id", metavar="EXERCISE_ID")
-@click.option("--course", "course_dir", type=click.Path(exists=True, file_okay=False),
-              help="Course folder (default: found from the current folder up).")
+@COURSE_OPTION
 def new(set_id, exercise_id, course_dir):
     """Start a new exercise: YAML skeleton, stub and reference solution."""
     from .instructor.scaffold import new_exercise
 
-    try:
-        for path in new_exercise(_course(course_dir), set_id, exercise_id):
-            click.echo(f"wrote {path}")
-    except CourseError as exc:
-        _fail(exc)
+    for path in new_exercise(_course(course_dir), set_id, exercise_id):
+        click.echo(f"wrote {path}")
     click.echo(f"next: fill in the TODOs, then run: attn-grade dev check {set_id} "
                f"--exercise {exercise_id}")
 
@@ -419,10 +397,8 @@ def schema():
               help="Grade every student again, even those whose files did not change.")
 @click.option("--exercise", "exercises", multiple=True, metavar="ID",
               help="Grade only this exercise (repeatable).")
-@click.option("--course", "course_dir", type=click.Path(exists=True, file_okay=False),
-              help="Course folder (default: found from the current folder up).")
-@click.option("--lang", type=click.Choice(["zh", "en"]), default=None,
-              help="Feedback language (default: from the locale).")
+@COURSE_OPTION
+@LANG_OPTION
 @click.option("--isolation", type=click.Choice(sandbox.LEVELS), default=None,
               help="How student code is isolated (default: the strongest available).")
 @require_isolation_option(sandbox.BATCH_MINIMUM)
@@ -456,15 +432,12 @@ def grade_all_command(set_id, submissions, out_dir, jobs, force, exercises, cour
         extra += [flag, value] if value is not None else []
     for ex_id in exercises:
         extra += ["--exercise", ex_id]
-    try:
-        course = _course(course_dir)
-        exercise_set = spec_loader.load_set(course, set_id)
-        _check_exercise_ids(exercise_set, exercises)
-        with _progress(submissions) as tick:
-            rows = grade_all(course, exercise_set, submissions, out_dir, jobs, extra, force,
-                             tick, set(exercises))
-    except CourseError as exc:
-        _fail(exc)
+    course = _course(course_dir)
+    exercise_set = spec_loader.load_set(course, set_id)
+    _check_exercise_ids(exercise_set, exercises)
+    with _progress(submissions) as tick:
+        rows = grade_all(course, exercise_set, submissions, out_dir, jobs, extra, force,
+                         tick, set(exercises))
     problems = {status: sum(1 for r in rows if r["status"] == status)
                 for status in ("error", "empty")}
     click.echo(f"graded {len(rows)} submission(s) into {Path(out_dir) / 'gradebook.csv'}"
@@ -499,9 +472,8 @@ def export():
 @click.argument("set_id", metavar="SET")
 @click.option("--output", "-o", type=click.Path(dir_okay=False), default="autograder.zip",
               show_default=True, help="Where to write the zip.")
-@click.option("--course", "course_dir", type=click.Path(exists=True, file_okay=False),
-              help="Course folder (default: found from the current folder up).")
-@click.option("--lang", type=click.Choice(["zh", "en"]), default="en", show_default=True,
+@COURSE_OPTION
+@click.option("--lang", type=click.Choice(LANGUAGES), default="en", show_default=True,
               help="Feedback language on Gradescope.")
 @click.option("--hidden-visibility", type=click.Choice(report.GRADESCOPE_VISIBILITY),
               default="after_published", show_default=True,
@@ -511,12 +483,9 @@ def export_gradescope(set_id, output, course_dir, lang, hidden_visibility, requi
     """Write a Gradescope autograder.zip (setup.sh, run_autograder, the course)."""
     from .instructor.export import gradescope_zip
 
-    try:
-        course = _course(course_dir)
-        spec_loader.load_set(course, set_id)
-        data = gradescope_zip(course, set_id, lang, hidden_visibility, required)
-    except CourseError as exc:
-        _fail(exc)
+    course = _course(course_dir)
+    spec_loader.load_set(course, set_id)
+    data = gradescope_zip(course, set_id, lang, hidden_visibility, required)
     write_atomic(output, data)
     click.echo(f"wrote {output} ({len(data) // 1024} KiB): upload it as the autograder of "
                f"the {set_id} assignment")
@@ -526,8 +495,7 @@ def export_gradescope(set_id, output, course_dir, lang, hidden_visibility, requi
 @click.argument("set_id", metavar="SET")
 @click.option("--output", "-o", "out_dir", type=click.Path(file_okay=False), required=True,
               help="An empty or new folder for the student bundle.")
-@click.option("--course", "course_dir", type=click.Path(exists=True, file_okay=False),
-              help="Course folder (default: found from the current folder up).")
+@COURSE_OPTION
 @click.option("--isolation", type=click.Choice(sandbox.LEVELS), default=None,
               help="Isolation for grading the stubs and references before writing.")
 def release(set_id, out_dir, course_dir, isolation):
@@ -536,11 +504,8 @@ def release(set_id, out_dir, course_dir, isolation):
     Refuses when a stub passes a check (it would ship an answer)."""
     from .instructor.release import make_release
 
-    try:
-        course = _course(course_dir)
-        make_release(course, spec_loader.load_set(course, set_id), out_dir,
-                     isolation or sandbox.strongest_available())
-    except CourseError as exc:
-        _fail(exc)
+    course = _course(course_dir)
+    make_release(course, spec_loader.load_set(course, set_id), out_dir,
+                 isolation or sandbox.strongest_available())
     click.echo(f"wrote the {set_id} release to {out_dir}: students run "
                f"'python3 -m pip install -e . && attn-grade {set_id}' there")

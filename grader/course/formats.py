@@ -13,28 +13,35 @@ from .schema import (
     MapOf, Number, Object, OneKey, Str, Type, did_you_mean,
 )
 
-COMPARE_PARAMS = {
-    "number": {"rtol": Number(0), "atol": Number(0), "sigfigs": Int(1)},
-    "array": {"rtol": Number(0), "atol": Number(0), "nan": Enum("fail", "equal")},
-    "shape": {},
-    "exact": {},
-    "choice": {"options": ListOf(AnyValue(), 1)},
-    "set": {"options": ListOf(AnyValue(), 1)},
-    "formula": {"samples": Int(1), "timeout": Number(0), "rtol": Number(0)},
-    "bytes": {"rtol": Number(0)},
-    "dict": {},    # "each" is added below: it is itself a compare
+class CompareKind:
+    """One compare kind: its tolerance parameters and one line of documentation.
+
+    The kinds are declared here once; ``judge.compare.COMPARATORS`` implements each,
+    ``report.messages.KIND_WORDS`` names what it wants, the README documents it, and
+    ``tests/test_registries.py`` fails when any of them is missing.
+    """
+
+    def __init__(self, doc, **params):
+        self.doc, self.params = doc, params
+
+
+COMPARE_KINDS = {
+    "number": CompareKind("a number within rtol/atol, or to sigfigs significant figures",
+                          rtol=Number(0), atol=Number(0), sigfigs=Int(1)),
+    "array": CompareKind("an array: same shape, then every element within rtol/atol",
+                         rtol=Number(0), atol=Number(0), nan=Enum("fail", "equal")),
+    "shape": CompareKind("a shape: a tuple of whole numbers"),
+    "exact": CompareKind("exact equality of whole numbers, strings, bools"),
+    "choice": CompareKind("one of the listed options", options=ListOf(AnyValue(), 1)),
+    "set": CompareKind("a collection compared as a set", options=ListOf(AnyValue(), 1)),
+    "formula": CompareKind("a sympy formula equal to the reference for all symbol values",
+                           samples=Int(1), timeout=Number(0), rtol=Number(0)),
+    "bytes": CompareKind("a byte count, as an int or a string with a unit such as '512 KiB'",
+                         rtol=Number(0)),
+    "dict": CompareKind("a mapping with the same keys, each value compared by 'each'"),
 }
-COMPARE_DOC = {
-    "number": "a number within rtol/atol, or to sigfigs significant figures",
-    "array": "an array: same shape, then every element within rtol/atol",
-    "shape": "a shape: a tuple of whole numbers",
-    "exact": "exact equality of whole numbers, strings, bools",
-    "choice": "one of the listed options",
-    "set": "a collection compared as a set",
-    "formula": "a sympy formula equal to the reference for all symbol values",
-    "bytes": "a byte count, as an int or a string with a unit such as '512 KiB'",
-    "dict": "a mapping with the same keys, each value compared by 'each'",
-}
+COMPARE_PARAMS = {kind: k.params for kind, k in COMPARE_KINDS.items()}
+COMPARE_DOC = {kind: k.doc for kind, k in COMPARE_KINDS.items()}
 
 
 class CompareType(Type):

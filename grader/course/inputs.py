@@ -22,9 +22,6 @@ import numpy as np
 from ..errors import CourseError
 from .yaml_source import Tagged
 
-TAGS = ("!array", "!random", "!randint", "!model", "!tuple", "!set", "!symbol", "!expr",
-        "!json")
-
 
 def build(value, path, seed_offset=0):
     """Replace every Tagged value inside ``value`` by what it stands for."""
@@ -38,7 +35,7 @@ def build(value, path, seed_offset=0):
 
 
 def _build_tagged(tagged, path, seed_offset):
-    builder = _BUILDERS.get(tagged.tag)
+    builder = INPUT_TAGS.get(tagged.tag, (None,))[0]
     if builder is None:
         from .schema import did_you_mean
 
@@ -50,7 +47,7 @@ def _build_tagged(tagged, path, seed_offset):
         raise
     except (TypeError, ValueError, KeyError, OSError) as exc:
         raise CourseError(f"cannot build {tagged.tag} value: {exc}", path, tagged.line,
-                          _USAGE[tagged.tag]) from None
+                          INPUT_TAGS[tagged.tag][1]) from None
 
 
 def _array(value, path, seed_offset):
@@ -155,19 +152,18 @@ def _json(name, path, seed_offset):
         return json.load(f)
 
 
-_BUILDERS = {"!array": _array, "!random": _random, "!randint": _randint, "!model": _model,
-             "!tuple": _tuple, "!set": _set,
-             "!symbol": _symbol, "!expr": _expr, "!json": _json}
-_USAGE = {
-    "!array": "write !array [[1, 2], [3, 4]] or !array {data: [...], dtype: int64}",
-    "!random": "write !random {shape: [4, 8], seed: 1, low: -1, high: 1} (no shape: one "
-               "float)",
-    "!randint": "write !randint {seed: 1, low: 100, high: 5000}",
-    "!model": "write !model {seed: 3}, !model {seed: 3, format: hf, drop: [head_dim]} or "
-              "!model {seed: 3, field: d_model} (fields: " + ", ".join(MODEL_FIELDS) + ")",
-    "!tuple": "write !tuple [4096, 128]",
-    "!set": "write !set [k, v]",
-    "!symbol": "write !symbol n or !symbol {name: n, integer: true}",
-    "!expr": 'write !expr "exp(1/sqrt(2))"',
-    "!json": "write !json path/to/file.json, relative to this YAML file",
+INPUT_TAGS = {   # tag -> (builder, how to write it): the one table of input tags
+    "!array": (_array, "write !array [[1, 2], [3, 4]] or !array {data: [...], dtype: int64}"),
+    "!random": (_random, "write !random {shape: [4, 8], seed: 1, low: -1, high: 1} (no "
+                         "shape: one float)"),
+    "!randint": (_randint, "write !randint {seed: 1, low: 100, high: 5000}"),
+    "!model": (_model, "write !model {seed: 3}, !model {seed: 3, format: hf, drop: "
+                       "[head_dim]} or !model {seed: 3, field: d_model} (fields: "
+                       + ", ".join(MODEL_FIELDS) + ")"),
+    "!tuple": (_tuple, "write !tuple [4096, 128]"),
+    "!set": (_set, "write !set [k, v]"),
+    "!symbol": (_symbol, "write !symbol n or !symbol {name: n, integer: true}"),
+    "!expr": (_expr, 'write !expr "exp(1/sqrt(2))"'),
+    "!json": (_json, "write !json path/to/file.json, relative to this YAML file"),
 }
+TAGS = tuple(INPUT_TAGS)

@@ -11,6 +11,9 @@ from typing import Any
 from .limits import Limits
 
 
+LANGUAGES = ("en", "zh")   # every text of a course, and every message, in each of these
+
+
 @dataclasses.dataclass(frozen=True)
 class Text:
     """Bilingual text."""

@@ -229,20 +229,31 @@ def matches(misconception, answer, expected, wrong, verdict, check):
             wrong = pick(wrong, check.pick)
         except cmp.NotComparable:
             return False
-        return cmp.compare(answer, wrong, check.compare).passed or cmp.same_value(answer, wrong)
-    if rule.kind == "nonfinite":
-        return rule.value == cmp.contains_nonfinite(answer)
-    if rule.kind == "transposed":
-        return rule.value == bool({"transposed", "shape-transposed"} & _codes(verdict.reason))
-    if rule.kind == "equals":
-        return (cmp.compare(answer, rule.value, check.compare).passed
-                or cmp.same_value(answer, rule.value))
-    if rule.kind == "contains":
-        try:
-            return isinstance(answer, (list, tuple, set, frozenset)) and rule.value in answer
-        except TypeError:
-            return False
-    return _has_ratio(answer, expected, float(rule.value), check.compare)
+        return _equals(answer, wrong, check)
+    return RULES[rule.kind](rule.value, answer, expected, verdict, check)
+
+
+def _equals(answer, value, check):
+    return cmp.compare(answer, value, check.compare).passed or cmp.same_value(answer, value)
+
+
+def _contains(value, answer):
+    try:
+        return isinstance(answer, (list, tuple, set, frozenset)) and value in answer
+    except TypeError:
+        return False
+
+
+RULES = {   # rule kind (declared in course.formats.MISCONCEPTION_RULES) -> its test
+    "ratio": lambda value, answer, expected, verdict, check: _has_ratio(
+        answer, expected, float(value), check.compare),
+    "equals": lambda value, answer, expected, verdict, check: _equals(answer, value, check),
+    "contains": lambda value, answer, expected, verdict, check: _contains(value, answer),
+    "nonfinite": lambda value, answer, expected, verdict, check:
+        value == cmp.contains_nonfinite(answer),
+    "transposed": lambda value, answer, expected, verdict, check:
+        value == bool({"transposed", "shape-transposed"} & _codes(verdict.reason)),
+}
 
 
 def _codes(msg):

@@ -10,7 +10,7 @@ without one are replaced by a fixed sentence there.
 import functools
 from pathlib import Path
 
-from ..course.spec import Text
+from ..course.spec import LANGUAGES, Text
 from ..judge.msg import Msg, fmt, printable
 
 
@@ -32,7 +32,6 @@ KIND_WORDS = {   # what a check wants, for "expected a ..." messages
 }
 
 
-LANGUAGES = ("en", "zh")
 CATALOGUE = Path(__file__).with_name("catalogue")
 
 
