@@ -19,6 +19,7 @@ from .instructor import uploads as submission_files
 from .course.spec import LANGUAGES
 from .errors import CourseError, ExitCode
 from .files import write_atomic
+from .judge.msg import Msg
 from .report.progress import Progress
 from .course.limits import parse_size
 
@@ -250,7 +251,8 @@ def list_sets(course_dir, lang):
     for set_id in course.set_ids():
         exercise_set = spec_loader.load_set(course, set_id)
         total = sum(e.points for e in exercise_set.exercises)
-        click.echo(f"{set_id}  {exercise_set.title.get(lang)}  ({total:g} points)")
+        points = report.render(Msg("points-word"), lang)
+        click.echo(f"{set_id}  {exercise_set.title.get(lang)}  ({total:g} {points})")
         mine = Progress(exercise_set.exercises_dir)
         for ex in exercise_set.exercises:
             done = "✓" if mine.record(set_id, ex.id).solved else " "

@@ -59,8 +59,19 @@ def test_every_message_the_grader_uses_is_in_the_catalogue():
     assert not _missing(), f"Msg codes without a catalogue entry: {sorted(_missing())}"
 
 
+def _unit_error_codes():
+    """Codes of course/units.py's UnitError, phrased as ``unit-CODE`` messages."""
+    source = (GRADER / "course" / "units.py").read_text(encoding="utf-8")
+    raised = re.findall(r'UnitError\((?:[^()]|\([^()]*\))*?,\s*"([a-z-]+)"', source)
+    return {f"unit-{code}" for code in raised} | {"unit-unreadable"}   # the default code
+
+
+def test_every_unit_error_has_its_message():
+    assert _unit_error_codes() <= set(feedback.catalogue("en"))
+
+
 def test_no_message_is_dead():
-    dead = set(feedback.catalogue("en")) - _codes_in_source()
+    dead = set(feedback.catalogue("en")) - _codes_in_source() - _unit_error_codes()
     assert not dead, f"catalogue entries nothing uses: {sorted(dead)}"
 
 
@@ -69,3 +80,17 @@ def test_a_missing_message_fails_here_not_in_a_students_run(tmp_path):
     module = tmp_path / "new_kind.py"
     module.write_text('from .feedback import Msg\nreason = Msg("brand-new-diagnosis")\n')
     assert _missing([*GRADER.rglob("*.py"), module]) == {"brand-new-diagnosis"}
+
+
+# words that stay Latin in Chinese text: code, identifiers, units, names of things
+ALLOWED_LATIN = {"NaN", "sympy", "NotImplementedError", "exit", "B", "KB", "MB", "GB", "KiB",
+                 "MiB", "GiB", "CPU", "softmax", "attn", "grade", "hint", "show", "inf"}
+
+
+def test_chinese_messages_have_no_english_words():
+    """Every zh message, placeholders filled with neutral values, has no Latin word
+    except code, identifiers and units."""
+    for code, _, template in forms("zh"):
+        text = re.sub(r"\{[^}]*\}", "0", template)
+        words = set(re.findall(r"[A-Za-z][A-Za-z_]+", text)) - ALLOWED_LATIN
+        assert not words, (code, template, words)

@@ -16,7 +16,14 @@ _BYTE = {"b", "byte", "bytes"}
 
 
 class UnitError(ValueError):
-    """Text that is not a byte quantity; the message says why, for students."""
+    """Text that is not a byte quantity; the message says why, for students.
+
+    ``code`` and ``values`` name the problem for the message catalogue
+    (``unit-CODE``), so the student reads it in their language."""
+
+    def __init__(self, message, code="unreadable", **values):
+        super().__init__(message)
+        self.code, self.values = code, values
 
 
 def unit_factor(unit):
@@ -28,35 +35,37 @@ def unit_factor(unit):
     if key in _BYTE:
         return 1
     if unit[-1] == "b" and key[:-1] in ("k", "m", "g", "t", "p", "ki", "mi", "gi", "ti"):
-        raise UnitError(f"'{unit}' means bits (lowercase b); write {unit[:-1]}B for bytes")
+        raise UnitError(f"'{unit}' means bits (lowercase b); write {unit[:-1]}B for bytes",
+                        "bits", unit=unit, fixed=f"{unit[:-1]}B")
     if key in _BINARY:
         quantity = getattr(units, _BINARY[key])
     elif key in _DECIMAL:
         quantity = getattr(units, _DECIMAL[key]) * units.byte
     else:
-        raise UnitError(f"unknown unit '{unit}'; use B, KB, MB, GB, KiB, MiB or GiB")
+        raise UnitError(f"unknown unit '{unit}'; use B, KB, MB, GB, KiB, MiB or GiB",
+                        "unknown", unit=unit)
     return int(convert_to(quantity, units.byte) / units.byte)
 
 
 def parse_bytes(value):
     """A student's byte answer -> Fraction of bytes; UnitError if unreadable."""
     if isinstance(value, bool):
-        raise UnitError("a bool is not a number of bytes")
+        raise UnitError("a bool is not a number of bytes", "bool")
     if isinstance(value, (int, Fraction)):
         return Fraction(value)
     if getattr(value, "is_Rational", False):   # sympy.Integer(2)**25 is exact
         return Fraction(int(value.p), int(value.q))
     if isinstance(value, float):
         if value != value or value in (float("inf"), float("-inf")):
-            raise UnitError("not a finite number")
+            raise UnitError("not a finite number", "nonfinite")
         return Fraction(value)
     if not isinstance(value, str):
-        raise UnitError(f"expected an int of bytes or a string like '512 KiB', "
-                        f"got {type(value).__name__}")
+        raise UnitError(f"expected an int of bytes or a string like '3 MiB', "
+                        f"got {type(value).__name__}", "type", got_type=type(value).__name__)
     match = _QUANTITY.match(value)
     if not match:
         raise UnitError(f"cannot read {_quote(value)}; write a number and a unit, "
-                        "e.g. '3 MiB'")
+                        "e.g. '3 MiB'", "unreadable", got=_quote(value))
     return _number(match.group(1)) * unit_factor(match.group(2) or "B")
 
 
@@ -77,18 +86,18 @@ def written_precision(value):
 def _number(text):
     """The number in '1,048,576', '1.048.576', '1_048_576' or '0.5' (exactly)."""
     if len(text) > 40:
-        raise UnitError("the number has too many digits to be a size in bytes")
+        raise UnitError("the number has too many digits to be a size in bytes", "too-long")
     for sep in (".", ","):
         groups = text.split(sep)
         if len(groups) > 2 or (sep == "," and len(groups) == 2):
             if not all(len(g) == 3 for g in groups[1:]) or not groups[0]:
                 raise UnitError(f"cannot read the number {text!r}: separate thousands "
-                                "in groups of three digits")
+                                "in groups of three digits", "groups", number=text)
             text = "".join(groups)
     try:
         return Fraction(text.replace("_", ""))
     except ValueError:
-        raise UnitError(f"cannot read the number {text!r}") from None
+        raise UnitError(f"cannot read the number {text!r}", "number", number=text) from None
 
 
 def _quote(value):

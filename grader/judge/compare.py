@@ -330,8 +330,12 @@ def compare_set(answer, expected, spec):
     tol = tolerance_of(spec)
     if got == want:
         return Verdict(True, tolerance=tol, margin=0.0)
-    return Verdict(False, Msg("set", missing=sorted(want - got, key=str),
-                              extra=sorted(got - want, key=str)), tol)
+    missing, extra = sorted(want - got, key=str), sorted(got - want, key=str)
+    if missing and extra:
+        return Verdict(False, Msg("set", missing=missing, extra=extra), tol)
+    if missing:
+        return Verdict(False, Msg("set-missing", missing=missing), tol)
+    return Verdict(False, Msg("set-extra", extra=extra), tol)
 
 
 # ------------------------------------------------------------ bytes, dict
@@ -342,7 +346,8 @@ def compare_bytes(answer, expected, spec):
     try:
         got = parse_bytes(answer)
     except UnitError as exc:
-        raise NotComparable(Msg("bad-bytes", problem=str(exc))) from None
+        raise NotComparable(Msg("bad-bytes", problem=Msg(f"unit-{exc.code}", **exc.values))) \
+            from None
     want = parse_bytes(expected)
     rtol = float(spec.param("rtol", 0))
     error = abs(got - want)

@@ -74,6 +74,14 @@ def fmt(value):
     return text if len(text) <= 200 else text[:197] + "..."
 
 
+def precise(value):
+    """``fmt`` with every digit a float has (17 significant), for values that ``fmt``
+    would show alike though they differ."""
+    if isinstance(value, float) and math.isfinite(value) and value != int(value):
+        return repr(value)
+    return fmt(value)
+
+
 def _items(items, pairs=False, most=12):
     """Comma-separated items, the first ``most`` of them (long answers are cut)."""
     shown = []

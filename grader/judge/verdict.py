@@ -27,6 +27,10 @@ def tolerance_of(spec):
         if spec.param("sigfigs"):
             return Msg("tol-sigfigs", n=spec.param("sigfigs"))
         rtol, atol = _tolerances(spec)
+        if not rtol:
+            return Msg("tol-abs", atol=atol)
+        if not atol:
+            return Msg("tol-rel", rtol=rtol)
         return Msg("tol-rel-abs", rtol=rtol, atol=atol)
     if kind == "formula":
         return Msg("tol-formula")

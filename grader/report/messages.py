@@ -8,10 +8,11 @@ without one are replaced by a fixed sentence there.
 """
 
 import functools
+from decimal import Decimal
 from pathlib import Path
 
 from ..course.spec import LANGUAGES, Text
-from ..judge.msg import Msg, fmt, printable
+from ..judge.msg import Msg, fmt, precise, printable
 
 
 KIND_WORDS = {   # what a check wants, for "expected a ..." messages
@@ -54,6 +55,9 @@ def render(msg, lang, hidden=False):
             return None
         template = template if alt == "same" else alt
     values = {k: _render_value(k, v, lang, hidden) for k, v in msg.values.items()}
+    if "expected" in values and values["expected"] == values.get("got"):
+        for key in ("expected", "got"):   # a failing answer must not read as the expected
+            values[key] = printable(precise(msg.values[key]))
     if "rtol" in msg.values:
         values["rtol_pct"] = _percent(msg.values["rtol"])
     return template.format(**values)
@@ -73,4 +77,6 @@ def _render_value(key, value, lang, hidden):
 
 
 def _percent(rtol):
-    return f"{float(rtol) * 100:g}%"
+    """0.1%, 0.0001%: a percentage written out, never in e-notation."""
+    text = format((Decimal(repr(float(rtol))) * 100).normalize(), "f")
+    return f"{text}%"

@@ -56,10 +56,25 @@ def own_output(text, lang):
     return [render(Msg("your-output"), lang), *shown, *tail]
 
 
+CALL_CHARS = 240   # a longer call line shows its arrays by shape
+
+
 def call_text(check):
-    args = [fmt(a) for a in check.args]
-    args += [f"{k}={fmt(v)}" for k, v in check.kwargs.items()]
+    """``f(args)`` as the student would write it; long arrays shown by their shape."""
+    text = _call(check, fmt)
+    return text if len(text) <= CALL_CHARS else _call(check, _short)
+
+
+def _call(check, show):
+    args = [show(a) for a in check.args]
+    args += [f"{k}={show(v)}" for k, v in check.kwargs.items()]
     return f"{check.function}({', '.join(args)})"
+
+
+def _short(value):
+    shape = getattr(value, "shape", None)
+    return f"<array {tuple(shape)}>" if shape and len(shape) >= 1 and value.size > 4 else \
+        printable(fmt(value), 60)
 
 
 def _check_spec(exercise, check_id):
@@ -162,7 +177,8 @@ def _check_lines(ex_result, lang, style):
     groups, out = {}, []
     for check in ex_result.checks:
         lines = check_lines(check, lang, _check_spec(ex_result.exercise, check.check))
-        label = ("hidden: " if check.hidden else "") + check.check
+        label = render(Msg("hidden-label", check=check.check), lang) if check.hidden \
+            else check.check
         problem = [line for line in lines if line != fixed]
         if not check.passed and len(problem) == 1:
             if problem[0] not in groups:
@@ -174,7 +190,7 @@ def _check_lines(ex_result, lang, style):
         out.append(f"  {mark} {label}: {lines[0]}")
         out += [f"      {line}" for line in lines[1:] if not check.passed]
     cross = style("✗", fg="red")
-    return [f"  {cross} {_labels(item)}: {line}" if isinstance(item, list) else item
+    return [f"  {cross} {_labels(item, lang)}: {line}" if isinstance(item, list) else item
             for line, item in _with_problem(out, groups)]
 
 
@@ -183,11 +199,13 @@ def _with_problem(out, groups):
     return [(problem_of.get(id(item)), item) for item in out]
 
 
-def _labels(labels):
+def _labels(labels, lang):
     if len(labels) == 1:
         return labels[0]
-    shown = ", ".join(labels[:3]) + (f", +{len(labels) - 3} more" if len(labels) > 3 else "")
-    return f"{len(labels)} checks ({shown})"
+    more = len(labels) - 3
+    shown = ", ".join(labels[:3]) + (render(Msg("more-label", count=more), lang)
+                                     if more > 0 else "")
+    return render(Msg("checks-label", count=len(labels), shown=shown), lang)
 
 
 def terminal(run, lang, color=False, hints_used=None):
