@@ -48,15 +48,20 @@ def test_show_follows_the_language_and_names_an_unknown_exercise():
 
 
 def test_hint_reveals_one_more_hint_per_call_and_remembers(work):
-    exercise_hints = 1   # attention has one hint today; the ladder grows with the course
-    code, first = cli("hint", "day3", "attention", "--submission", work, "--course", ROOT,
-                      "--lang", "en")
-    assert code == 0 and f"hint 1 of {exercise_hints}" in first
+    from grader.course import loader
+    from grader.course.spec import Course
+
+    total = len(loader.load_set(Course(ROOT), "day3").exercise("attention").hints)
+    assert total >= 2   # a ladder: a nudge before the method
+    for n in range(1, total + 1):
+        code, out = cli("hint", "day3", "attention", "--submission", work, "--course", ROOT,
+                        "--lang", "en")
+        assert code == 0 and f"hint {n} of {total}" in out and f"hint {n + 1} " not in out
     code, again = cli("hint", "day3", "attention", "--submission", work, "--course", ROOT,
                       "--lang", "en")
     assert "no more hints" in again
     progress = json.loads((work / ".attn-grade" / "progress.json").read_text())
-    assert progress["sets"]["day3"]["attention"]["hints"] == exercise_hints
+    assert progress["sets"]["day3"]["attention"]["hints"] == total
 
 
 WRONG_BY_HAND = (SOLUTIONS / "day3" / "attention_by_hand.py").read_text() + '''

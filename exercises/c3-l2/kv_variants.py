@@ -2,7 +2,8 @@
 
 Model sizes are in models/*.json (load them with json). BF16: 2 bytes per number.
 模型尺寸在 models/*.json 里（用 json 读取）。BF16：每个数 2 字节。
-Byte answers: an int of bytes or a string such as "384 KiB" (KiB = 1024 bytes).
+Byte answers: an int of bytes or a string such as "3 MiB" (MiB = 1024² bytes).
+字节答案：整数字节数，或 "3 MiB" 这样的字符串（MiB = 1024² 字节）。
 """
 
 

@@ -1,7 +1,7 @@
 """The intermediate tensor of additive attention / 加性注意力的中间张量.
 
-Byte answers: an int of bytes or a string such as "8 GiB" (GiB = 1024**3 bytes).
-字节答案：整数字节数，或 "8 GiB" 这样的字符串（GiB = 1024³ 字节）。
+Byte answers: an int of bytes or a string such as "3 GiB" (GiB = 1024**3 bytes).
+字节答案：整数字节数，或 "3 GiB" 这样的字符串（GiB = 1024³ 字节）。
 """
 
 

@@ -34,9 +34,10 @@ def multihead_adds_parameters():
 def first_token_output():
     """Under the causal mask, what is the first token's attention output?
 
-    Options: "own_v" (its own v), "mean_of_all_v" (the mean of all v), "zeros".
+    Options: "own_v" (its own v), "mix_of_all_v" (a weighted mix of every token's v),
+    "zeros".
     中文：因果掩码下，第一个 token 的注意力输出是什么？
-    选项："own_v"（它自己的 v）、"mean_of_all_v"（所有 v 的平均）、"zeros"（全零）。
+    选项："own_v"（它自己的 v）、"mix_of_all_v"（所有 token 的 v 按权重的混合）、"zeros"（全零）。
     """
     raise NotImplementedError
 
@@ -61,6 +62,15 @@ def gqa_reduces():
     中文：GQA 减少了什么？从以下选项中选出所有正确的，返回集合：
     "q_heads"（q 头数）、"kv_params"（W^k、W^v 的参数）、"kv_cache"（KV cache）、
     "attention_weights"（每个头算出的权重）。
+    """
+    raise NotImplementedError
+
+
+def decode_recomputes_all():
+    """With a KV cache, does a decode step recompute attention for every earlier token?
+
+    Return True or False.
+    中文：有 KV cache 时，decode 的每一步要为前面所有 token 重新计算注意力吗？返回 True 或 False。
     """
     raise NotImplementedError
 

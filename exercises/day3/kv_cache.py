@@ -1,7 +1,7 @@
 """How many bytes the KV cache takes / KV cache 要多少字节.
 
-Byte answers may be an int of bytes or a string with a unit: "512 KiB",
-"0.5 MiB" (KiB = 1024 bytes, KB = 1000 bytes).
+Byte answers may be an int of bytes or a string with a unit: "3 MiB",
+"1.5 MiB" (KiB = 1024 bytes, KB = 1000 bytes).
 字节答案可以是整数字节数，也可以是带单位的字符串（KiB = 1024 字节，KB = 1000 字节）。
 The config.json files of Llama-2-7B and Llama-3-8B are in models/.
 """

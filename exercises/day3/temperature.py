@@ -23,7 +23,7 @@ def softmax(logits, T=1.0):
 
 
 def greedy(logits):
-    """Greedy decoding / 贪心选择.
+    """Greedy decoding / 贪心解码.
 
     EN: Return the index (an int) of the largest logit in a 1-D ``logits``.
     中文：返回一维 ``logits`` 中最大值的下标（整数）。

@@ -49,6 +49,11 @@ def seed_example_weights_scaled_by_d():
     return _weights(2.0)
 
 
+def selftest_q7_output_scaled():
+    e = np.exp(K7 @ Q7 / np.sqrt(2))
+    return (e / e.sum()) @ V7
+
+
 def seed_example_output_no_mask():
     return _weights(np.sqrt(2), causal=False) @ V
 

@@ -25,5 +25,9 @@ def gqa_reduces():
     return {"kv_params", "kv_cache"}
 
 
+def decode_recomputes_all():
+    return False
+
+
 def low_temperature_effect():
     return "sharper"

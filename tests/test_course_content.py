@@ -1,0 +1,125 @@
+"""The course teaches: question 7 as the notes round it, the notes' KV slip named,
+the common mistakes of the notes tagged, hints as ladders, no answer in an example."""
+
+import json
+import re
+import shutil
+
+import pytest
+
+from conftest import EXERCISES, ROOT, SOLUTIONS, grade_many
+
+from grader.course import loader
+from grader.course.spec import Course
+
+COURSE = Course(ROOT)
+
+
+def _with(set_id, module, extra):
+    return (SOLUTIONS / set_id / f"{module}.py").read_text() + "\n\n" + extra
+
+
+CASES = {   # name -> (set, exercise, module, text appended to the reference)
+    "q7 weights rounded to two decimals": ("day3", "attention_by_hand", "attention_by_hand",
+                                           "def selftest_q7_output():\n"
+                                           "    return [0.66, 2.02]\n"),
+    "q7 scaled": ("day3", "attention_by_hand", "attention_by_hand",
+                  "def selftest_q7_output():\n    return selftest_q7_output_scaled()\n"),
+    "notes' KV formula on GQA": ("day3", "kv_cache", "kv_cache",
+                                 "def kv_cache_bytes(config, n_tokens, bytes_per_elem=2):\n"
+                                 "    return 2 * config['num_hidden_layers'] * "
+                                 "config['hidden_size'] * bytes_per_elem * n_tokens\n"),
+    "concept slips": ("day3", "concepts", "concepts",
+                      "def why_separate_wq_wk():\n    return 'fewer_params'\n\n"
+                      "def decode_recomputes_all():\n    return True\n"),
+    "examples typed in": ("day3", "kv_cache", "kv_cache",
+                          "def llama2_7b_kv_per_token():\n    return '3 MiB'\n\n"
+                          "def llama3_8b_kv_per_token():\n    return '1.5 MiB'\n"),
+    "c3-l2 examples typed in": ("c3-l2", "kv_variants", "kv_variants",
+                                "def anchor_mha_per_token():\n    return '3 MiB'\n\n"
+                                "def anchor_gqa_full_context():\n    return '40 GiB'\n"),
+}
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    jobs = []
+    for name, (set_id, exercise, module, extra) in CASES.items():
+        folder = tmp_path_factory.mktemp("content")
+        shutil.copytree(EXERCISES / set_id, folder, dirs_exist_ok=True)
+        for stub in (EXERCISES / set_id).glob("*.py"):
+            shutil.copy(SOLUTIONS / set_id / stub.name, folder / stub.name)
+        (folder / f"{module}.py").write_text(_with(set_id, module, extra), encoding="utf-8")
+        jobs.append([set_id, "--submission", folder, "--json", "--lang", "en",
+                     "--exercise", exercise])
+    out = {}
+    for name, (proc, _) in zip(CASES, grade_many(jobs)):
+        assert proc.returncode in (0, 1), proc.stderr
+        out[name] = {t["extra_data"]["check"]: t for t in json.loads(proc.stdout)["tests"]}
+    return out
+
+
+def test_question_7_accepts_weights_rounded_as_the_notes_do(runs):
+    assert runs["q7 weights rounded to two decimals"]["q7"]["status"] == "passed"
+
+
+def test_question_7_scaled_is_named(runs):
+    q7 = runs["q7 scaled"]["q7"]
+    assert q7["status"] == "failed" and q7["tags"] == ["q7-scaled"]
+    assert "not to scale" in q7["output"] and "0.639" not in q7["output"]
+
+
+def test_the_notes_kv_slip_is_named_with_the_formulas_condition(runs):
+    gqa = runs["notes' KV formula on GQA"]["cache-tinyllama-gqa"]
+    assert gqa["status"] == "failed" and gqa["tags"] == ["kv-used-query-heads"]
+    assert "holds only without GQA" in gqa["output"]
+    assert runs["notes' KV formula on GQA"]["cache-llama2-4096"]["status"] == "passed"
+
+
+def test_the_notes_common_mistakes_are_tagged(runs):
+    checks = runs["concept slips"]
+    assert checks["separate-wq-wk"]["tags"] == ["qk-same-matrix"]
+    assert checks["decode-recompute"]["tags"] == ["decode-recomputes-all"]
+
+
+TYPED_IN = {"examples typed in": ("llama2-by-hand", "llama3-by-hand"),
+            "c3-l2 examples typed in": ("anchor-mha-by-hand", "anchor-gqa-full-by-hand")}
+
+
+@pytest.mark.parametrize("name", TYPED_IN)
+def test_typing_in_the_examples_of_prompts_and_docstrings_scores_nothing(runs, name):
+    by_hand = [runs[name][c] for c in TYPED_IN[name]]
+    assert by_hand and all(t["score"] == 0 for t in by_hand), \
+        [(t["name"], t["status"]) for t in by_hand]
+
+
+def test_every_hint_ladder_climbs_and_gives_no_code_line():
+    for set_id in ("day3", "c3-l2"):
+        for exercise in loader.load_set(COURSE, set_id).exercises:
+            assert len(exercise.hints) >= 2, f"{set_id}/{exercise.id}: a nudge, then a method"
+            for hint in exercise.hints:
+                for text in (hint.en, hint.zh):
+                    assert not re.search(r"np\.\w+\(", text), (exercise.id, text)
+
+
+def test_no_example_in_a_prompt_or_stub_is_a_checked_answer():
+    sizes = re.compile(r"['\"](\d+(?:\.\d+)? ?[KMG]i?B)['\"]")
+    for set_id in ("day3", "c3-l2"):
+        from grader.run.references import Reference
+        from grader.course.units import parse_bytes
+
+        exercise_set = loader.load_set(COURSE, set_id)
+        answers = set()
+        for exercise in exercise_set.exercises:
+            for check in exercise.checks:
+                if check.compare.kind == "bytes":
+                    try:
+                        answers.add(parse_bytes(Reference(exercise).call(
+                            check.function, check.args, check.kwargs, check)))
+                    except Exception:
+                        pass
+        texts = [p.read_text() for p in (EXERCISES / set_id).glob("*.py")]
+        texts += [e.prompt.en + e.prompt.zh for e in exercise_set.exercises]
+        for text in texts:
+            for example in sizes.findall(text):
+                assert parse_bytes(example) not in answers, (set_id, example)
