@@ -314,6 +314,45 @@ def hint(set_id, exercise_id, submission, course_dir, lang):
     click.echo("\n".join(hint_lines(exercise, shown, lang)))
 
 
+@main.command("quiz")
+@click.argument("set_id", metavar="SET")
+@click.argument("exercise_id", metavar="[ID]", required=False)
+@SUBMISSION_OPTION
+@COURSE_OPTION
+@LANG_OPTION
+def quiz(set_id, exercise_id, submission, course_dir, lang):
+    """Answer SET's typed-in questions here: choices by number, True/False, numbers and
+    sizes. Each answer is checked at once and saved into your stub file."""
+    from .report.quiz import feedback_lines, judge_answer, parse_answer, prompt_lines, \
+        questions, record
+
+    lang = lang or default_lang()
+    _, exercise_set, _ = _student_set(course_dir, set_id, exercise_id)
+    folder = Path(submission or exercise_set.exercises_dir)
+    asked = questions(exercise_set, lang, {exercise_id} if exercise_id else None)
+    right = 0
+    for number, question in enumerate(asked, 1):
+        click.echo("\n".join(prompt_lines(question, number, len(asked), lang)))
+        answer = _ask(question, lang, parse_answer)
+        result = judge_answer(question, answer)
+        right += result.passed
+        click.echo("\n".join(f"  {line}" for line in feedback_lines(result, lang)) + "\n")
+        record(folder / question.exercise.file, question.check.function, answer)
+    files = ", ".join(sorted({q.exercise.file for q in asked}))
+    click.echo(report.render(Msg("quiz-done", right=right, total=len(asked), files=files),
+                             lang))
+
+
+def _ask(question, lang, parse):
+    """Prompt until the typed text is an answer of the right form."""
+    while True:
+        text = click.prompt(report.render(Msg("quiz-answer"), lang), prompt_suffix=" ")
+        try:
+            return parse(question, text)
+        except ValueError as exc:
+            click.echo(report.render(Msg("quiz-invalid", expect=str(exc)), lang))
+
+
 @main.command("progress")
 @click.argument("set_id", metavar="SET")
 @SUBMISSION_OPTION

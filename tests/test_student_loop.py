@@ -115,3 +115,55 @@ def test_a_closed_pipe_ends_quietly():
     proc = subprocess.run(f"{sys.executable} -m grader list --course {ROOT} | head -1",
                           shell=True, capture_output=True, text=True, cwd=ROOT)
     assert proc.stdout.count("\n") == 1 and "internal error" not in proc.stderr
+
+
+def _through_a_terminal(args, answers, timeout=60):
+    """Run the CLI on a pseudo-terminal, typing ``answers`` as prompts appear."""
+    import os
+    import pty
+    import select
+    import subprocess
+    import sys
+    import time
+
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "grader", *map(str, args)], cwd=ROOT,
+                            stdin=slave, stdout=slave, stderr=slave, close_fds=True)
+    os.close(slave)
+    out, pending, deadline = b"", list(answers), time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([master], [], [], 0.2)
+        if ready:
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            out += chunk
+            if pending and out.rstrip().endswith(b"your answer:"):
+                os.write(master, pending.pop(0).encode() + b"\n")
+        elif proc.poll() is not None:
+            break
+    proc.wait(timeout=10)
+    os.close(master)
+    return proc.returncode, out.decode("utf-8", "replace")
+
+
+def test_the_quiz_asks_checks_and_saves_answers_the_grader_then_reads(tmp_path):
+    work = tmp_path / "quiz"
+    shutil.copytree(EXERCISES / "day3", work)
+    # v; {k, v}; False; own_v; fewer_params (a slip the notes name); kv_params+kv_cache;
+    # False; sharper
+    answers = ["3", "2, 3", "2", "1", "3", "2 3", "2", "1"]
+    code, out = _through_a_terminal(["quiz", "day3", "concepts", "--submission", work,
+                                     "--lang", "en"], ["x9"] + answers)
+    assert code == 0, out
+    assert "please type 1-4" in out                            # a bad answer is asked again
+    assert "'fewer_params' is not right" in out and "qk-same-matrix" in out
+    assert "asymmetry" not in out.split("'fewer_params' is not right")[1].split("question")[0]
+    assert "7 of 8 right" in out
+    doc = json.loads(run_cli("day3", "--submission", work, "--exercise", "concepts",
+                             "--json").stdout)
+    failed = [t["extra_data"]["check"] for t in doc["tests"] if t["status"] == "failed"]
+    assert failed == ["separate-wq-wk"]

@@ -1,0 +1,137 @@
+"""``attn-grade quiz SET [ID]``: answer the questions typed in, in the terminal.
+
+A question is a visible check of a function without arguments whose answer is a
+choice, a set of choices, True/False, a number or a size.  Each answer is read
+as plain data (no student code runs), judged at once by the same engine and
+shown by the same reveal rules as a grading, and written into the stub file
+as ``return <answer>``, so the file the grader reads is the record: editing
+the function by hand still works.
+"""
+
+import ast
+import dataclasses
+import re
+
+from ..judge.check import judge
+from ..judge.msg import Msg
+from ..run.outcome import CallOutcome
+from ..run.references import Reference
+from ..course.units import UnitError, parse_bytes
+from .messages import render
+from .render import check_lines
+
+KINDS = ("choice", "set", "exact", "number", "bytes")
+
+
+@dataclasses.dataclass(frozen=True)
+class Question:
+    exercise: object
+    check: object
+    text: str          # the stub's docstring, in the chosen language
+    options: tuple     # choices to number, () for free text
+
+
+def questions(exercise_set, lang, only=None):
+    """The set's questions a student types in, in course order."""
+    out = []
+    for exercise in exercise_set.exercises:
+        if only and exercise.id not in only:
+            continue
+        docs = _docstrings(exercise)
+        for check in exercise.checks:
+            if check.args or check.kwargs or check.hidden or check.compare.kind not in KINDS:
+                continue
+            options = tuple(check.compare.param("options") or ())
+            if check.compare.kind == "exact" and not options:
+                expected = Reference(exercise).call(check.function, (), {}, check)
+                if not isinstance(expected, bool):
+                    continue
+                options = (True, False)
+            out.append(Question(exercise, check,
+                                _in_language(docs.get(check.function, check.function), lang),
+                                options))
+    return out
+
+
+def parse_answer(question, text):
+    """The typed text as the answer value, or raise ValueError with what to type."""
+    text = text.strip()
+    options, kind = question.options, question.check.compare.kind
+    if options:
+        picks = [p for p in re.split(r"[,\s]+", text) if p]
+        if not picks or not all(p.isdigit() and 1 <= int(p) <= len(options) for p in picks):
+            raise ValueError(f"1-{len(options)}")
+        chosen = [options[int(p) - 1] for p in picks]
+        if kind == "set":
+            return set(chosen)
+        if len(chosen) != 1:
+            raise ValueError(f"1-{len(options)}")
+        return chosen[0]
+    if kind == "bytes":
+        try:
+            parse_bytes(text)
+        except UnitError:
+            raise ValueError("3 MiB") from None
+        return text
+    return float(text)
+
+
+def judge_answer(question, answer):
+    """The CheckResult of a typed answer, and the lines a student sees for it."""
+    exercise, check = question.exercise, question.check
+    reference = Reference(exercise)
+    expected = check.expect if check.has_expect else reference.call(check.function, (), {},
+                                                                    check)
+    wrong = [(m, m.wrong and reference.call(m.wrong, (), {}, check))
+             for m in exercise.misconceptions if m.applies_to(check)]
+    return judge(check, exercise, CallOutcome("ok", value=answer), expected, wrong)
+
+
+def record(stub_path, function, answer):
+    """Write ``return <answer>`` as the body of ``function`` in the stub, docstring kept."""
+    source = stub_path.read_text(encoding="utf-8")
+    tree = ast.parse(source)
+    node = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == function)
+    body = node.body
+    keep = 1 if body and isinstance(body[0], ast.Expr) and \
+        isinstance(getattr(body[0], "value", None), ast.Constant) and \
+        isinstance(body[0].value.value, str) else 0
+    lines = source.split("\n")
+    indent = " " * (body[0].col_offset if body else node.col_offset + 4)
+    start = body[keep].lineno - 1 if len(body) > keep else body[-1].end_lineno
+    end = body[-1].end_lineno
+    value = sorted(answer) if isinstance(answer, set) else answer
+    new = [f"{indent}return {value!r}" if not isinstance(answer, set)
+           else f"{indent}return set({value!r})"]
+    lines[start:end] = new
+    stub_path.write_text("\n".join(lines), encoding="utf-8")
+
+
+def prompt_lines(question, number, total, lang):
+    """The question as shown: its number, text and numbered options."""
+    head = render(Msg("quiz-question", n=number, total=total, exercise=question.exercise.id),
+                  lang)
+    out = [head, *[f"  {line}" for line in question.text.splitlines()]]
+    out += [f"  {i}) {option}" for i, option in enumerate(question.options, 1)]
+    return out
+
+
+def feedback_lines(result, lang):
+    return check_lines(result, lang)
+
+
+def _docstrings(exercise):
+    stub = exercise.spec_path.with_name(exercise.file)
+    try:
+        tree = ast.parse(stub.read_text(encoding="utf-8"))
+    except (OSError, SyntaxError):
+        return {}
+    return {n.name: ast.get_docstring(n) or n.name for n in tree.body
+            if isinstance(n, ast.FunctionDef)}
+
+
+def _in_language(doc, lang):
+    """The English part of a bilingual docstring, or the part after '中文：' for zh."""
+    english, _, chinese = doc.partition("中文：")
+    chosen = chinese if lang == "zh" and chinese else english
+    return "\n".join(line for line in chosen.strip().splitlines() if line.strip())
