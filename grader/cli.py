@@ -275,12 +275,20 @@ SUBMISSION_OPTION = click.option(
     help="The folder you work in (default: exercises/SET/); your progress is kept there.")
 
 
-@main.command("show")
-@click.argument("set_id", metavar="SET")
-@click.argument("exercise_id", metavar="[ID]", required=False)
-@SUBMISSION_OPTION
-@COURSE_OPTION
-@LANG_OPTION
+def student_command(name, exercise=None):
+    """A command of the student's loop: SET, then ID when ``exercise`` is "required" or
+    "optional", and the options every such command takes."""
+    def wrap(function):
+        function = LANG_OPTION(COURSE_OPTION(SUBMISSION_OPTION(function)))
+        if exercise:
+            function = click.argument("exercise_id", required=exercise == "required",
+                                      metavar="ID" if exercise == "required" else "[ID]"
+                                      )(function)
+        return main.command(name)(click.argument("set_id", metavar="SET")(function))
+    return wrap
+
+
+@student_command("show", "optional")
 def show(set_id, exercise_id, submission, course_dir, lang):
     """Show an exercise (or the whole set) as you should read it before coding."""
     from .report.student_view import exercise_text
@@ -293,12 +301,7 @@ def show(set_id, exercise_id, submission, course_dir, lang):
         click.echo("")
 
 
-@main.command("hint")
-@click.argument("set_id", metavar="SET")
-@click.argument("exercise_id", metavar="ID")
-@SUBMISSION_OPTION
-@COURSE_OPTION
-@LANG_OPTION
+@student_command("hint", "required")
 def hint(set_id, exercise_id, submission, course_dir, lang):
     """Show the next hint of exercise ID (and the ones shown before). Hints go from a
     nudge to a near-answer; each one you ask for is recorded."""
@@ -314,12 +317,7 @@ def hint(set_id, exercise_id, submission, course_dir, lang):
     click.echo("\n".join(hint_lines(exercise, shown, lang)))
 
 
-@main.command("quiz")
-@click.argument("set_id", metavar="SET")
-@click.argument("exercise_id", metavar="[ID]", required=False)
-@SUBMISSION_OPTION
-@COURSE_OPTION
-@LANG_OPTION
+@student_command("quiz", "optional")
 def quiz(set_id, exercise_id, submission, course_dir, lang):
     """Answer SET's typed-in questions here: choices by number, True/False, numbers and
     sizes. Each answer is checked at once and saved into your stub file."""
@@ -353,11 +351,7 @@ def _ask(question, lang, parse):
             click.echo(report.render(Msg("quiz-invalid", expect=str(exc)), lang))
 
 
-@main.command("progress")
-@click.argument("set_id", metavar="SET")
-@SUBMISSION_OPTION
-@COURSE_OPTION
-@LANG_OPTION
+@student_command("progress")
 def progress(set_id, submission, course_dir, lang):
     """Your progress in SET: best score, attempts and hints per exercise, and what's next."""
     from .report.student_view import progress_lines
