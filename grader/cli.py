@@ -97,6 +97,10 @@ def require_isolation_option(default=None):
 COURSE_OPTION = click.option(
     "--course", "course_dir", type=click.Path(exists=True, file_okay=False),
     help="Course folder (default: found from the current folder up).")
+STUDENT_OPTION = click.option(
+    "--student", envvar="ATTN_GRADE_STUDENT", metavar="ID",
+    help="Whose numbers exercises with per-student variants use (default: "
+         "$ATTN_GRADE_STUDENT; none: the notes' own numbers).")
 LANG_OPTION = click.option(
     "--lang", type=click.Choice(LANGUAGES), default=None,
     help="Language of everything shown (default: from the locale).")
@@ -170,9 +174,10 @@ def main():
 @click.option("--hidden-visibility", type=click.Choice(report.GRADESCOPE_VISIBILITY),
               default="hidden", show_default=True,
               help="Gradescope visibility of hidden checks in the JSON.")
+@STUDENT_OPTION
 def grade(set_id, submission, upload, as_json, output, lang, exercises, course_dir, isolation,
           required, time_limit, import_time_limit, cpu_limit, memory_limit, output_limit,
-          process_limit, tmp_limit, hidden_visibility):
+          process_limit, tmp_limit, hidden_visibility, student):
     """Grade the exercise set SET."""
     from .grading import grade_set
 
@@ -191,7 +196,7 @@ def grade(set_id, submission, upload, as_json, output, lang, exercises, course_d
                             dict(time=time_limit, import_time=import_time_limit,
                                  cpu=cpu_limit, memory=memory_limit, output=output_limit,
                                  processes=process_limit, tmp=tmp_limit),
-                            set(exercises) or None, required)
+                            set(exercises) or None, required, student)
     mine = Progress(upload or submission or exercise_set.exercises_dir)
     if run is None:
         document = report.not_graded(exercise_set.id, selected, *problem)
@@ -279,7 +284,7 @@ def student_command(name, exercise=None):
     """A command of the student's loop: SET, then ID when ``exercise`` is "required" or
     "optional", and the options every such command takes."""
     def wrap(function):
-        function = LANG_OPTION(COURSE_OPTION(SUBMISSION_OPTION(function)))
+        function = STUDENT_OPTION(LANG_OPTION(COURSE_OPTION(SUBMISSION_OPTION(function))))
         if exercise:
             function = click.argument("exercise_id", required=exercise == "required",
                                       metavar="ID" if exercise == "required" else "[ID]"
@@ -289,7 +294,7 @@ def student_command(name, exercise=None):
 
 
 @student_command("show", "optional")
-def show(set_id, exercise_id, submission, course_dir, lang):
+def show(set_id, exercise_id, submission, course_dir, lang, student):
     """Show an exercise (or the whole set) as you should read it before coding."""
     from .report.student_view import exercise_text
 
@@ -297,12 +302,13 @@ def show(set_id, exercise_id, submission, course_dir, lang):
     _, exercise_set, one = _student_set(course_dir, set_id, exercise_id)
     used = Progress(submission or exercise_set.exercises_dir).hints_used(set_id)
     for exercise in [one] if one else exercise_set.exercises:
-        click.echo("\n".join(exercise_text(exercise, lang, used.get(exercise.id, 0))))
+        click.echo("\n".join(exercise_text(exercise.for_student(student), lang,
+                                           used.get(exercise.id, 0))))
         click.echo("")
 
 
 @student_command("hint", "required")
-def hint(set_id, exercise_id, submission, course_dir, lang):
+def hint(set_id, exercise_id, submission, course_dir, lang, student):
     """Show the next hint of exercise ID (and the ones shown before). Hints go from a
     nudge to a near-answer; each one you ask for is recorded."""
     from .report.student_view import hint_lines
@@ -318,7 +324,7 @@ def hint(set_id, exercise_id, submission, course_dir, lang):
 
 
 @student_command("quiz", "optional")
-def quiz(set_id, exercise_id, submission, course_dir, lang):
+def quiz(set_id, exercise_id, submission, course_dir, lang, student):
     """Answer SET's typed-in questions here: choices by number, True/False, numbers and
     sizes. Each answer is checked at once and saved into your stub file."""
     from .report.quiz import feedback_lines, judge_answer, parse_answer, prompt_lines, \
@@ -327,7 +333,7 @@ def quiz(set_id, exercise_id, submission, course_dir, lang):
     lang = lang or default_lang()
     _, exercise_set, _ = _student_set(course_dir, set_id, exercise_id)
     folder = Path(submission or exercise_set.exercises_dir)
-    asked = questions(exercise_set, lang, {exercise_id} if exercise_id else None)
+    asked = questions(exercise_set, lang, {exercise_id} if exercise_id else None, student)
     right = 0
     for number, question in enumerate(asked, 1):
         click.echo("\n".join(prompt_lines(question, number, len(asked), lang)))
@@ -352,7 +358,7 @@ def _ask(question, lang, parse):
 
 
 @student_command("progress")
-def progress(set_id, submission, course_dir, lang):
+def progress(set_id, submission, course_dir, lang, student):
     """Your progress in SET: best score, attempts and hints per exercise, and what's next."""
     from .report.student_view import progress_lines
 

@@ -21,15 +21,19 @@ from .run.student import RunFolder, StudentProcess
 
 
 def grade_set(exercise_set, submission, level, limit_overrides=None, only=None,
-              required=None):
+              required=None, student=None, variants=None):
     """Grade ``submission`` (a folder of stub files) against ``exercise_set``.
 
     ``required``: the weakest isolation acceptable (sandbox.RANKS); a weaker
     run raises sandbox.IsolationError before any student code runs.
+    ``student``: whose numbers the exercises with variants use (none: the notes');
+    ``variants``: exercise id -> variant index, overriding that (dev check).
     """
     start = time.monotonic()
     submission = Path(submission).resolve()
-    exercises = [e for e in exercise_set.exercises if only is None or e.id in only]
+    exercises = [e.with_variant(variants[e.id]) if variants and e.id in variants
+                 else e.for_student(student)
+                 for e in exercise_set.exercises if only is None or e.id in only]
     plan = sandbox.plan(level, exercise_set.solutions_dir, required)
     try:
         folder = RunFolder(plan)

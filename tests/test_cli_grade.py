@@ -345,12 +345,14 @@ def test_one_exercise_and_unknown_exercise():
     assert proc.returncode == 2 and "did you mean 'attention'?" in proc.stderr
 
 
-def test_terminal_report_in_chinese_and_exit_codes():
-    proc = run_cli("day3", "--lang", "zh", "--exercise", "temperature")
+def test_terminal_report_in_chinese_and_exit_codes(tmp_path):
+    copy_exercises("day3", tmp_path / "stubs")   # a copy: progress is written beside the work
+    proc = run_cli("day3", "--lang", "zh", "--exercise", "temperature",
+                   "--submission", tmp_path / "stubs")
     assert proc.returncode == 1
     assert "还没有实现" in proc.stdout and "温度与 softmax" in proc.stdout
     # checks that fail for one reason share a line: 14 for softmax, 4 for greedy
-    assert re.search(r"✗ 14 checks \(table-t1, table-t05, table-t2, \+11 more\): 还没有实现",
+    assert re.search(r"✗ 14 项检查（table-t1, table-t05, table-t2，另 11 项）: 还没有实现",
                      proc.stdout), proc.stdout
     assert len(proc.stdout.splitlines()) < 10
 

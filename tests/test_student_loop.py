@@ -10,7 +10,7 @@ import shutil
 import pytest
 from click.testing import CliRunner
 
-from conftest import EXERCISES, ROOT, SOLUTIONS, run_cli
+from conftest import EXERCISES, ROOT, SOLUTIONS, grade_many, run_cli
 
 from grader.cli import main
 
@@ -24,7 +24,7 @@ def cli(*args):
 def work(tmp_path):
     """A student's folder: the day3 stubs, with the reference for every file."""
     folder = tmp_path / "work"
-    shutil.copytree(EXERCISES / "day3", folder)
+    shutil.copytree(EXERCISES / "day3", folder, ignore=shutil.ignore_patterns(".*"))
     for stub in (EXERCISES / "day3").glob("*.py"):
         shutil.copy(SOLUTIONS / "day3" / stub.name, folder / stub.name)
     return folder
@@ -152,7 +152,7 @@ def _through_a_terminal(args, answers, timeout=60):
 
 def test_the_quiz_asks_checks_and_saves_answers_the_grader_then_reads(tmp_path):
     work = tmp_path / "quiz"
-    shutil.copytree(EXERCISES / "day3", work)
+    shutil.copytree(EXERCISES / "day3", work, ignore=shutil.ignore_patterns(".*"))
     # v; {k, v}; False; own_v; fewer_params (a slip the notes name); kv_params+kv_cache;
     # False; sharper
     answers = ["3", "2, 3", "2", "1", "3", "2 3", "2", "1"]
@@ -167,3 +167,59 @@ def test_the_quiz_asks_checks_and_saves_answers_the_grader_then_reads(tmp_path):
                              "--json").stdout)
     failed = [t["extra_data"]["check"] for t in doc["tests"] if t["status"] == "failed"]
     assert failed == ["separate-wq-wk"]
+
+
+def _two_students():
+    """Two student ids whose question 7 differs from each other and from the notes."""
+    from grader.course import loader
+    from grader.course.spec import Course
+
+    exercise = loader.load_set(Course(ROOT), "day3").exercise("attention_by_hand")
+    seen = {}
+    for n in range(100):
+        variant = exercise.for_student(f"student{n}@example.edu").variant
+        if variant and variant not in seen:
+            seen[variant] = f"student{n}@example.edu"
+        if len(seen) == 2:
+            return exercise, list(seen.values())
+    raise AssertionError("no two variants")
+
+
+def test_two_students_get_their_own_numbers_and_are_graded_against_them(tmp_path):
+    import numpy as np
+
+    exercise, (alice, bob) = _two_students()
+    q3 = {s: exercise.for_student(s).params["q3"] for s in (alice, bob)}
+    assert q3[alice] != q3[bob] and [0, 2] not in q3.values()
+    for student in (alice, bob):
+        code, out = cli("show", "day3", "attention_by_hand", "--student", student,
+                        "--course", ROOT, "--lang", "en")
+        assert f"q3={q3[student]}".replace(" ", "") in out.replace(" ", "")
+    code, out = cli("show", "day3", "attention_by_hand", "--course", ROOT, "--lang", "en")
+    assert "q3=[0,2]" in out.replace(" ", "")                # no id: the notes' numbers
+
+    def answer(q):   # what a student works out by hand for their q3, to two decimals
+        k = np.array([[1, 0], [0, 1], [1, 0]]); v = np.array([[2, 0], [0, 2], [4, 4]])
+        e = np.exp(k @ np.array(q, dtype=float))
+        return [round(x, 2) for x in (e / e.sum()) @ v]
+
+    jobs, keys = [], []
+    for student in (alice, bob):
+        work = tmp_path / student
+        shutil.copytree(EXERCISES / "day3", work, ignore=shutil.ignore_patterns(".*"))
+        shutil.copy(SOLUTIONS / "day3" / "attention_by_hand.py", work)
+        with open(work / "attention_by_hand.py", "a") as f:
+            f.write(f"\n\ndef selftest_q7_output():\n    return {answer(q3[student])!r}\n")
+        for grader_id in (alice, bob, ""):
+            jobs.append(["day3", "--submission", work, "--exercise", "attention_by_hand",
+                         "--json", "--student", grader_id, "--lang", "en"])
+            keys.append((student, grader_id))
+    results = {}
+    for key, (proc, _) in zip(keys, grade_many(jobs)):
+        doc = json.loads(proc.stdout)
+        results[key] = next(t for t in doc["tests"] if t["extra_data"]["check"] == "q7")["status"]
+        assert doc["extra_data"]["exercises"][0]["variant"] == \
+            exercise.for_student(key[1]).variant
+    assert results[alice, alice] == results[bob, bob] == "passed"
+    assert results[alice, bob] == results[bob, alice] == "failed"
+    assert results[alice, ""] == results[bob, ""] == "failed"   # the notes' q3 is [0, 2]

@@ -177,6 +177,10 @@ EXERCISE = Object({
                                "points when the work is submitted (hidden checks included)"),
     "limits": Field(LimitsType(), "resource limits for the student's code", default={}),
     "hints": Field(ListOf(Bilingual()), "hints shown when a check fails", default=[]),
+    "variants": Field(ListOf(MapOf(IDENT, AnyValue()), 1),
+                      "per-student numbers: a list of {name: value}; the first holds the "
+                      "notes' own numbers (used without a student id); prompts show them as "
+                      "${name}; the reference receives them as keyword arguments", default=[]),
     "misconceptions": Field(ListOf(MISCONCEPTION), "known wrong answers", default=[]),
     "checks": Field(ListOf(CHECK), "visible checks", default=[]),
 }, "an exercise file: exercises/SET/ID.yaml")

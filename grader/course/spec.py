@@ -5,6 +5,7 @@ point back to their spec by id.
 """
 
 import dataclasses
+import hashlib
 from pathlib import Path
 from typing import Any
 
@@ -102,10 +103,28 @@ class Exercise:
     solution_path: Path
     test_files: tuple
     submission_points: float | None = None   # in a release: the points at submission
+    variants: tuple = ()       # per-student numbers (dicts); the first is the notes' own
+    variant: int = 0           # which of them this copy of the spec stands for
 
     @property
     def module(self):
         return Path(self.file).stem
+
+    @property
+    def params(self):
+        """The numbers of this variant, passed to the reference where it takes them."""
+        return dict(self.variants[self.variant]) if self.variants else {}
+
+    def with_variant(self, index):
+        return dataclasses.replace(self, variant=index % len(self.variants)) \
+            if self.variants else self
+
+    def for_student(self, student):
+        """The variant a student gets: drawn from their id, the notes' numbers without one."""
+        if not student or len(self.variants) < 2:
+            return self
+        digest = hashlib.sha256(f"{self.set_id}/{self.id}/{student}".encode()).hexdigest()
+        return self.with_variant(int(digest, 16) % len(self.variants))
 
     def wrong_targets(self, misconception):
         """The graded functions a misconception's wrong version stands in for."""

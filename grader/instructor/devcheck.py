@@ -56,6 +56,7 @@ def check_set(course, set_id, level, seeds=SEEDS, only=None, stand_ins=True):
         reference_runs = {}
         findings += solutions_pass(course, set_id, level, seeds, only, reference_runs)
         findings += wrong_versions_caught(exercise_set, level, only)
+        findings += variants_pass(exercise_set, level, only)
         if stand_ins:
             findings += stand_ins_score_nothing(exercise_set, level, reference_runs, only)
     except CourseError as exc:
@@ -127,12 +128,13 @@ def margin_notes(set_id, margins):
 def wrong_versions_caught(exercise_set, level, only=None):
     """Grade each registered wrong function in place of its graded function."""
     out = []
-    for exercise in exercise_set.exercises:
+    for exercise in [v for e in exercise_set.exercises for v in _each_variant(e)]:
         if only is not None and exercise.id not in only:
             continue
         for m in exercise.misconceptions:
             for function in exercise.wrong_targets(m) if m.wrong else ():
-                label = f"wrong version {m.wrong} (as {function})"
+                label = f"wrong version {m.wrong} (as {function})" + (
+                    f" on variant {exercise.variant}" if exercise.variant else "")
                 checks = _grade_wrong_version(exercise_set, exercise, m.wrong, function, level)
                 failed = [c for c in checks if not c.passed]
                 if not failed:
@@ -158,15 +160,38 @@ def _grade_wrong_version(exercise_set, exercise, wrong, function, level):
     with tempfile.TemporaryDirectory(prefix="attn-grade-wrong-") as tmp:
         folder = _wrong_submission(exercise_set, exercise, wrong, function,
                                    Path(tmp) / "submission")
-        run = grade_set(exercise_set, folder, level, only={exercise.id})
+        run = grade_set(exercise_set, folder, level, only={exercise.id},
+                        variants={exercise.id: exercise.variant})
     return [c for e in run.exercises for c in e.checks]
+
+
+def _each_variant(exercise):
+    """The exercise for each of its variants (itself when it has none)."""
+    return [exercise.with_variant(i) for i in range(len(exercise.variants))] or [exercise]
+
+
+def variants_pass(exercise_set, level, only=None):
+    """Each variant's reference answers its own checks (graded as that student would)."""
+    out = []
+    for exercise in exercise_set.exercises:
+        if (only is not None and exercise.id not in only) or len(exercise.variants) < 2:
+            continue
+        for variant in _each_variant(exercise)[1:]:
+            checks = _grade_wrong_version(exercise_set, variant, None, None, level)
+            out += [Finding(exercise_set.id, exercise.id, f"the reference fails check "
+                                                          f"{c.check!r} on variant "
+                                                          f"{variant.variant}")
+                    for c in checks if not c.passed]
+    return out
 
 
 def _wrong_submission(exercise_set, exercise, wrong, function, folder):
     """The reference solutions, with ``function`` of one module replaced by ``wrong``.
 
     The reference moves to a private module so that a wrong version that calls the
-    right function (``softmax(logits * T, T)``) still reaches the right one.
+    right function (``softmax(logits * T, T)``) still reaches the right one.  With
+    variants, every function is bound to the variant's numbers, as a student of that
+    variant would answer.
     """
     shutil.copytree(exercise_set.exercises_dir, folder)
     for stub in exercise_set.exercises_dir.glob("*.py"):
@@ -176,9 +201,28 @@ def _wrong_submission(exercise_set, exercise, wrong, function, folder):
     module = Path(exercise.file).stem
     private = f"_attn_grade_reference_{module}"
     (folder / exercise.file).rename(folder / f"{private}.py")
+    names = {f: f for f in exercise.functions}
+    if wrong:
+        names[function] = wrong
+    bound = "".join(f"{name} = _bind(_reference.{source})\n" for name, source in names.items())
     (folder / exercise.file).write_text(
-        f"from {private} import *  # noqa\nfrom {private} import {wrong} as {function}  # noqa\n")
+        f"from {private} import *  # noqa\nimport {private} as _reference\n"
+        f"PARAMS = {exercise.params!r}\n{BIND}{bound}")
     return folder
+
+
+BIND = """
+def _bind(function):
+    import functools, inspect
+    names = inspect.signature(function).parameters
+    given = {k: v for k, v in PARAMS.items() if k in names}
+    return functools.partial(function, **given) if given else function
+
+
+"""
+
+
+
 
 
 def stand_ins_score_nothing(exercise_set, level, reference_runs, only=None):

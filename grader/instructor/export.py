@@ -38,9 +38,15 @@ mkdir -p "$ROOT/results"
 # --upload: the grader finds each stub file by name anywhere in the upload (the files
 # alone, a folder, a whole release bundle) and grades a private copy of them
 cd "$ROOT/source/course"
+# the submitter's email picks their per-student numbers (exercises with variants)
+STUDENT=$("$PYTHON" -c 'import json, sys
+try:
+    print(json.load(open(sys.argv[1]))["users"][0]["email"])
+except Exception:
+    print("")' "$ROOT/submission_metadata.json" 2>/dev/null)
 PYTHONPATH="$ROOT/source/course" "$PYTHON" -m grader {set_id} --course "$ROOT/source/course" \\
   --upload "$ROOT/submission" --json --output "$RESULTS" --lang {lang} \\
-  --require-isolation {required} \\
+  --require-isolation {required} --student "$STUDENT" \\
   --hidden-visibility {hidden_visibility} > /dev/null 2> "$ROOT/results/grader.log"
 status=$?
 if [ "$status" -gt 1 ] || [ ! -s "$RESULTS" ]; then

@@ -138,7 +138,8 @@ def grade_all(course, exercise_set, submissions_dir, out_dir, jobs, extra_args=(
             path = results_dir / f"{submission.key}.json"
             if folder is not None and (force or not _unchanged(path, digest, exercises)):
                 commands.append((submission, digest, batch.grade_command(
-                    exercise_set.id, folder, course.root, *extra_args)))
+                    exercise_set.id, folder, course.root, "--student", submission.student,
+                    *extra_args)))
                 continue
             if doc is not None:
                 _write_json(path, _stamped(doc, submission, digest))

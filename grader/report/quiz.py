@@ -31,12 +31,13 @@ class Question:
     options: tuple     # choices to number, () for free text
 
 
-def questions(exercise_set, lang, only=None):
-    """The set's questions a student types in, in course order."""
+def questions(exercise_set, lang, only=None, student=None):
+    """The set's questions a student types in, in course order (their variant's)."""
     out = []
     for exercise in exercise_set.exercises:
         if only and exercise.id not in only:
             continue
+        exercise = exercise.for_student(student)
         docs = _docstrings(exercise)
         for check in exercise.checks:
             if check.args or check.kwargs or check.hidden or check.compare.kind not in KINDS:

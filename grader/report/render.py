@@ -112,7 +112,8 @@ def gradescope(run, lang, hidden_visibility="hidden", hints_used=None):
                        "exercises": [{"exercise": e.exercise.id, "file": e.exercise.file,
                                       "score": round(e.score, 4),
                                       "max_score": round(e.max_score, 4),
-                                      "hints_used": hints_used.get(e.exercise.id, 0)}
+                                      "hints_used": hints_used.get(e.exercise.id, 0),
+                                      "variant": e.exercise.variant}
                                      for e in run.exercises]}}
 
 

@@ -6,8 +6,9 @@ they check, in words, never with their inputs.
 """
 
 import ast
+import string
 
-from ..judge.msg import Msg
+from ..judge.msg import Msg, fmt
 from .messages import render
 from .progress import next_exercise
 from .render import call_text
@@ -17,7 +18,7 @@ def exercise_text(exercise, lang, hints_used=0):
     """The lines that show one exercise."""
     out = [f"{exercise.id} · {exercise.title.get(lang)}   ({exercise.points:g} "
            + render(Msg("points-word"), lang) + ")", ""]
-    out += [line.rstrip() for line in exercise.prompt.get(lang).strip().splitlines()]
+    out += [line.rstrip() for line in prompt_text(exercise, lang).strip().splitlines()]
     out += ["", render(Msg("show-functions", file=exercise.file), lang)]
     out += [f"  {signature}" for signature in signatures(exercise)]
     visible = [c for c in exercise.checks if not c.hidden]
@@ -36,6 +37,12 @@ def exercise_text(exercise, lang, hints_used=0):
                                command=f"attn-grade hint {exercise.set_id} {exercise.id}"),
                            lang)]
     return out
+
+
+def prompt_text(exercise, lang):
+    """The prompt with this variant's numbers in place of its ``${name}`` fields."""
+    shown = {name: fmt(value) for name, value in exercise.params.items()}
+    return string.Template(exercise.prompt.get(lang)).safe_substitute(shown)
 
 
 def signatures(exercise):

@@ -6,6 +6,7 @@ values reach the comparison engine as the same plain types.
 """
 
 import copy
+import inspect
 import importlib.util
 import sys
 
@@ -40,6 +41,7 @@ class Reference:
     def call(self, name, args, kwargs, check, purpose="graded function"):
         """The plain-data answer of ``name``; its failure is a course error."""
         func = self.function(name, purpose)
+        kwargs = {**_accepted(func, self.exercise.params), **kwargs}
         try:
             value = func(*copy.deepcopy(args), **copy.deepcopy(kwargs))
             return wire.decode(wire.encode(value))
@@ -50,6 +52,17 @@ class Reference:
                 check.source if check is not None else self.exercise.solution_path,
                 check.line if check is not None else None,
                 hint="fix the solution or the check's inputs") from None
+
+
+def _accepted(func, params):
+    """The variant's numbers that ``func`` takes as keyword arguments."""
+    if not params:
+        return {}
+    try:
+        names = inspect.signature(func).parameters
+    except (TypeError, ValueError):
+        return {}
+    return {k: v for k, v in params.items() if k in names}
 
 
 def _import(exercise):
