@@ -123,3 +123,39 @@ def test_no_example_in_a_prompt_or_stub_is_a_checked_answer():
         for text in texts:
             for example in sizes.findall(text):
                 assert parse_bytes(example) not in answers, (set_id, example)
+
+
+ENGLISH_SENTENCE = re.compile(r"\b[A-Za-z]{2,}(?: [A-Za-z]{2,}){3,}\b")   # four English words
+
+
+def test_the_day3_mistakes_in_chinese_show_no_english_sentence(tmp_path):
+    """Typical mistakes graded with --lang zh: every line is Chinese apart from code,
+    identifiers and the student's own exception text."""
+    mistakes = {
+        "attention": (SOLUTIONS / "day3" / "attention.py").read_text().replace(
+            "causal=True):\n", "causal=True):\n    causal = False\n", 1),
+        "temperature": "import numpy as np\n\ndef softmax(logits, T=1.0):\n"
+                       "    z = np.asarray(logits, dtype=float) * T\n"
+                       "    e = np.exp(z - z.max(axis=-1, keepdims=True))\n"
+                       "    return e / e.sum(axis=-1, keepdims=True)\n\n"
+                       "def greedy(logits):\n    return 0\n",
+        "kv_cache": (SOLUTIONS / "day3" / "kv_cache.py").read_text() +
+                    "\n\ndef llama3_8b_kv_per_token():\n    return '512 Kb'\n",
+    }
+    work = tmp_path / "work"
+    shutil.copytree(EXERCISES / "day3", work, ignore=shutil.ignore_patterns(".*"))
+    for stub in (EXERCISES / "day3").glob("*.py"):
+        shutil.copy(SOLUTIONS / "day3" / stub.name, work / stub.name)
+    for module, text in mistakes.items():
+        (work / f"{module}.py").write_text(text, encoding="utf-8")
+    jobs = [["day3", "--submission", work, "--lang", "zh", *sum((["--exercise", m]
+                                                                 for m in mistakes), [])],
+            ["day3", "--submission", work, "--lang", "zh", "--json",
+             *sum((["--exercise", m] for m in mistakes), [])]]
+    (terminal, _), (as_json, _) = grade_many(jobs)
+    doc = json.loads(as_json.stdout)
+    texts = terminal.stdout.splitlines() + [line for t in doc["tests"]
+                                            for line in t["output"].splitlines()]
+    assert any("可能的错误" in line for line in texts)
+    english = [line for line in texts if ENGLISH_SENTENCE.search(line)]
+    assert not english, english[:5]

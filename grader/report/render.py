@@ -90,8 +90,9 @@ def gradescope(run, lang, hidden_visibility="hidden", hints_used=None):
         for check in ex_result.checks:
             spec = _check_spec(exercise, check.check)
             output = check_lines(check, lang, spec)
-            if check.description is not None:
-                output.insert(0, _describe(check.description, lang))
+            described = _describe(check.description, lang)
+            if described:
+                output.insert(0, described)
             tests.append({
                 "name": f"{exercise.id}: {check.check}",
                 "score": round(check.score, 4), "max_score": round(check.max_score, 4),
@@ -133,7 +134,10 @@ def not_graded(set_id, exercises, status, message):
                                       "max_score": round(e.points, 4)} for e in exercises]}}
 
 def _describe(description, lang):
-    return description.get(lang) if isinstance(description, Text) else str(description)
+    """A check's description in ``lang``; a hidden test's docstring is English only."""
+    if isinstance(description, Text):
+        return description.get(lang)
+    return str(description) if description is not None and lang == "en" else ""
 
 
 def summary(run, lang):
