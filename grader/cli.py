@@ -357,6 +357,20 @@ def _ask(question, lang, parse):
             click.echo(report.render(Msg("quiz-invalid", expect=str(exc)), lang))
 
 
+@student_command("watch")
+@click.option("--isolation", type=click.Choice(sandbox.LEVELS), default=None,
+              help="How student code is isolated (default: the strongest available).")
+def watch(set_id, submission, course_dir, lang, student, isolation):
+    """Re-grade an exercise each time you save its file; Ctrl-C to stop."""
+    from .watch import watch as watch_loop
+
+    lang = lang or default_lang()
+    _, exercise_set, _ = _student_set(course_dir, set_id)
+    watch_loop(exercise_set, Path(submission or exercise_set.exercises_dir),
+               isolation or sandbox.strongest_available(), lang, click.echo, student,
+               clear=sys.stdout.isatty())
+
+
 @student_command("progress")
 def progress(set_id, submission, course_dir, lang, student):
     """Your progress in SET: best score, attempts and hints per exercise, and what's next."""

@@ -223,3 +223,44 @@ def test_two_students_get_their_own_numbers_and_are_graded_against_them(tmp_path
     assert results[alice, alice] == results[bob, bob] == "passed"
     assert results[alice, bob] == results[bob, alice] == "failed"
     assert results[alice, ""] == results[bob, ""] == "failed"   # the notes' q3 is [0, 2]
+
+
+def test_watch_regrades_the_saved_exercise_and_stops_cleanly_on_ctrl_c(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    work = tmp_path / "watch"
+    shutil.copytree(EXERCISES / "day3", work, ignore=shutil.ignore_patterns(".*"))
+    proc = subprocess.Popen([sys.executable, "-m", "grader", "watch", "day3", "--submission",
+                             str(work), "--lang", "en"], cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, bufsize=1)
+
+    def wait_for(text, seconds=60):
+        seen, deadline = "", time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            line = proc.stdout.readline()
+            seen += line
+            if text in seen:
+                return seen
+        raise AssertionError(f"no {text!r} in:\n{seen}")
+
+    try:
+        wait_for("watching")
+        wrong = (SOLUTIONS / "day3" / "temperature.py").read_text().replace(" / T", " * T")
+        (work / "temperature.py").write_text(wrong)
+        failing = wait_for("waiting for the next save")
+        assert "temperature.py — Temperature and softmax" in failing and "✗" in failing
+        assert "attention.py" not in failing                    # only the saved exercise
+        time.sleep(0.05)
+        shutil.copy(SOLUTIONS / "day3" / "temperature.py", work / "temperature.py")
+        passing = wait_for("waiting for the next save")
+        assert "10 / 10" in passing and "next: attention_by_hand" in passing
+    finally:
+        proc.send_signal(signal.SIGINT)
+        out, _ = proc.communicate(timeout=30)
+    assert proc.returncode == 0 and "stopped watching" in out
+    children = subprocess.run(["pgrep", "-f", str(work)], capture_output=True, text=True)
+    assert children.stdout.strip() in ("", str(os.getpid())), children.stdout

@@ -216,6 +216,29 @@ def _labels(labels, lang):
 def terminal(run, lang, color=False, hints_used=None):
     """Plain-text report for a terminal. Hints are never printed uninvited: a failed
     exercise says how many are left and the command that shows the next one."""
+    style = _styler(color)
+    out = [style(f"attn-grade {run.set_id}", bold=True) + f"  ({run.isolation})", ""]
+    for ex_result in run.exercises:
+        out += exercise_block(ex_result, run.set_id, lang, hints_used, style) + [""]
+    out.append(style(summary(run, lang), bold=True))
+    return "\n".join(out)
+
+
+def exercise_block(ex_result, set_id, lang, hints_used=None, style=None):
+    """One exercise's lines: its head and score, its checks, and what to do next."""
+    style = style or _styler(False)
+    exercise = ex_result.exercise
+    head = f"{exercise.file} — {exercise.title.get(lang)}"
+    out = [style(head, bold=True) + f"   {ex_result.score:g} / {ex_result.max_score:g}"]
+    if not ex_result.checks:
+        out.append("  " + render(Msg("at-submission"), lang))
+    out += _check_lines(ex_result, lang, style)
+    if ex_result.score < ex_result.max_score:
+        out += _next_steps(set_id, exercise, (hints_used or {}).get(exercise.id, 0), lang)
+    return out
+
+
+def _styler(color):
     def style(text, **kw):
         if not color:
             return text
@@ -223,17 +246,4 @@ def terminal(run, lang, color=False, hints_used=None):
 
         return click.style(text, **kw)
 
-    out = [style(f"attn-grade {run.set_id}", bold=True) + f"  ({run.isolation})", ""]
-    for ex_result in run.exercises:
-        exercise = ex_result.exercise
-        head = f"{exercise.file} — {exercise.title.get(lang)}"
-        out.append(style(head, bold=True) + f"   {ex_result.score:g} / {ex_result.max_score:g}")
-        if not ex_result.checks:
-            out.append("  " + render(Msg("at-submission"), lang))
-        out += _check_lines(ex_result, lang, style)
-        if ex_result.score < ex_result.max_score:
-            out += _next_steps(run.set_id, exercise, (hints_used or {}).get(exercise.id, 0),
-                               lang)
-        out.append("")
-    out.append(style(summary(run, lang), bold=True))
-    return "\n".join(out)
+    return style

@@ -1,0 +1,77 @@
+"""``attn-grade watch SET``: re-grade the exercise whose file was saved.
+
+One state (the files' modification times and the latest results), one loop:
+poll the stub files with ``os.stat``, grade only the exercise that changed,
+redraw the screen whole (the exercise's checks, the set's progress bar, the
+next unfinished exercise).  Ctrl-C ends it; every student process ends with
+the grading that started it.
+"""
+
+import os
+import time
+
+from .grading import grade_set
+from .judge.msg import Msg
+from .report.messages import render
+from .report.progress import Progress, next_exercise
+from .report.render import exercise_block
+
+POLL_SECONDS = 0.2
+CLEAR = "\x1b[2J\x1b[H"
+
+
+def stamps(folder, exercises):
+    """{exercise id: (mtime_ns, size)} of each exercise's stub file (None if missing)."""
+    out = {}
+    for exercise in exercises:
+        try:
+            info = os.stat(folder / exercise.file)
+            out[exercise.id] = (info.st_mtime_ns, info.st_size)
+        except OSError:
+            out[exercise.id] = None
+    return out
+
+
+def changed(before, after):
+    return [ex_id for ex_id, stamp in after.items() if before.get(ex_id) != stamp]
+
+
+def screen(exercise_set, result, progress, lang):
+    """The whole screen after grading one exercise."""
+    out = exercise_block(result, exercise_set.id, lang, progress.hints_used(exercise_set.id))
+    total = sum(e.points for e in exercise_set.exercises)
+    best = sum(min(progress.record(exercise_set.id, e.id).best, e.points)
+               for e in exercise_set.exercises)
+    width = 30
+    filled = round(width * best / total) if total else 0
+    out.append(render(Msg("watch-progress", bar="#" * filled + "." * (width - filled),
+                          best=f"{best:g}", total=f"{total:g}"), lang))
+    upcoming = next_exercise(progress, exercise_set)
+    out.append(render(Msg("progress-next", exercise=upcoming.id, set_id=exercise_set.id), lang)
+               if upcoming else render(Msg("progress-done", set_id=exercise_set.id), lang))
+    out.append(render(Msg("watch-waiting"), lang))
+    return out
+
+
+def watch(exercise_set, folder, level, lang, echo, student=None, clear=True, once=False):
+    """Grade each exercise whose file changes, until interrupted (or one grading, ``once``)."""
+    progress = Progress(folder)
+    before = stamps(folder, exercise_set.exercises)
+    echo(render(Msg("watch-start", folder=str(folder)), lang))
+    try:
+        while True:
+            time.sleep(POLL_SECONDS)
+            after = stamps(folder, exercise_set.exercises)
+            for ex_id in changed(before, after):
+                if after[ex_id] is None:
+                    continue
+                run = grade_set(exercise_set, folder, level, only={ex_id}, student=student)
+                progress.graded(run)
+                progress.save()
+                lines = screen(exercise_set, run.exercises[0], progress, lang)
+                echo((CLEAR if clear else "") + "\n".join(lines))
+                if once:
+                    return
+            before = after
+    except KeyboardInterrupt:
+        echo(render(Msg("watch-stop"), lang))
