@@ -12,15 +12,15 @@ from pathlib import Path
 
 import click
 
-from .report import render as report
-from .run import sandbox
 from .course import loader as spec_loader
-from .instructor import uploads as submission_files
+from .course.limits import parse_size
 from .course.spec import LANGUAGES
 from .errors import CourseError, ExitCode
 from .files import write_atomic
+from .instructor import uploads as submission_files
+from .report import render as report
 from .report.progress import Progress
-from .course.limits import parse_size
+from .run import sandbox
 
 EPILOG = """\b
 Exit codes:

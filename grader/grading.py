@@ -11,12 +11,12 @@ import time
 from pathlib import Path
 
 from .judge import hidden_tests
-from .run import sandbox, wire
-from .judge.msg import Msg
 from .judge.check import judge_bounded, load_lines
+from .judge.msg import Msg
 from .judge.points import resolve_points
-from .run.references import Reference
 from .judge.results import CheckResult, ExerciseResult, RunResult
+from .run import sandbox, wire
+from .run.references import Reference
 from .run.student import RunFolder, StudentProcess
 
 

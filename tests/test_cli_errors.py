@@ -3,7 +3,6 @@
 import shutil
 
 import pytest
-
 from conftest import ROOT, run_cli
 
 

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 import sympy
 
+from grader.course.spec import Compare
 from grader.judge.compare import compare
 from grader.report.messages import render
-from grader.course.spec import Compare
 
 
 def spec(kind, **params):

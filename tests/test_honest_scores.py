@@ -9,13 +9,12 @@ from fractions import Fraction
 
 import pytest
 import sympy
-
 from conftest import ROOT, SOLUTIONS, checks_of, grade_many
 
 from grader.course import loader as spec_loader
-from grader.judge.compare import compare
-from grader.judge.check import judge
 from grader.course.spec import Compare, Course
+from grader.judge.check import judge
+from grader.judge.compare import compare
 from grader.run.student import CallOutcome
 
 COURSE = Course(ROOT)
@@ -144,7 +143,7 @@ def case_runs(tmp_path_factory):
     import shutil
 
     jobs = []
-    for name, (exercise, module, text) in CASES.items():
+    for exercise, module, text in CASES.values():
         folder = tmp_path_factory.mktemp("case")
         shutil.copytree(ROOT / "exercises" / "day3", folder, dirs_exist_ok=True)
         for stub in (ROOT / "exercises" / "day3").glob("*.py"):
@@ -259,7 +258,8 @@ def test_the_query_heads_mistake_is_named_on_every_c3_l2_kv_check_it_fails(tmp_p
     shutil.copytree(ROOT / "exercises" / "c3-l2", folder)
     for stub in (ROOT / "exercises" / "c3-l2").glob("*.py"):
         shutil.copy(SOLUTIONS / "c3-l2" / stub.name, folder / stub.name)
-    swapped = "".join(f"\n\ndef {f}(*args, **kwargs):\n    return {f}_query_heads(*args, **kwargs)\n"
+    swapped = "".join(f"\n\ndef {f}(*args, **kwargs):\n"
+                      f"    return {f}_query_heads(*args, **kwargs)\n"
                       for f in ("kv_bytes_per_token", "kv_bytes_full_context",
                                 "anchor_gqa_full_context", "deepseek_67b_million_tokens"))
     with open(folder / "kv_variants.py", "a", encoding="utf-8") as f:

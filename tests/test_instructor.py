@@ -4,7 +4,6 @@ import json
 import shutil
 
 import pytest
-
 from conftest import GOOD, GOOD_HIDDEN, ROOT, make_course, run_cli
 
 from grader.course import yaml_source
@@ -35,12 +34,14 @@ def test_tiny_course_without_hidden_checks_lets_a_constant_through(tmp_path):
 
 
 @pytest.mark.parametrize("break_it,expected", [
-    (lambda root: (root / "exercises/demo/demo.py").write_text("def double(x):\n    return 2 * x\n"),
+    (lambda root: (root / "exercises/demo/demo.py").write_text(
+        "def double(x):\n    return 2 * x\n"),
      "✗ demo/demo: the stub passes check 'two'"),
     (lambda root: (root / "exercises/demo/demo.yaml").write_text(
         GOOD.replace("args: [2]", "args: [2]\n    expect: 5")),
      "✗ demo/demo: the reference fails check 'two' (seed 0)"),
-    (lambda root: (root / "exercises/demo/demo.yaml").write_text(GOOD.replace("points: 2", "points: [")),
+    (lambda root: (root / "exercises/demo/demo.yaml").write_text(
+        GOOD.replace("points: 2", "points: [")),
      "✗ demo: invalid:"),
     (lambda root: (root / "exercises/demo/extra.py").write_text("x = 1\n"),
      "✗ demo: stub extra.py has no exercise YAML"),

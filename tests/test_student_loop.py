@@ -9,7 +9,6 @@ import shutil
 
 import pytest
 from click.testing import CliRunner
-
 from conftest import EXERCISES, ROOT, SOLUTIONS, run_cli
 
 from grader.cli import main

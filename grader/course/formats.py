@@ -9,9 +9,25 @@ from ..errors import CourseError
 from .inputs import TAGS
 from .limits import LIMIT_FIELDS, SIZE_FIELDS, parse_size
 from .schema import (
-    FORMAT_VERSION, IDENT, SLUG, AnyValue, Bilingual, Bool, Enum, Field, Int, ListOf,
-    MapOf, Number, Object, OneKey, Str, Type, did_you_mean,
+    FORMAT_VERSION,
+    IDENT,
+    SLUG,
+    AnyValue,
+    Bilingual,
+    Bool,
+    Enum,
+    Field,
+    Int,
+    ListOf,
+    MapOf,
+    Number,
+    Object,
+    OneKey,
+    Str,
+    Type,
+    did_you_mean,
 )
+
 
 class CompareKind:
     """One compare kind: its tolerance parameters and one line of documentation.

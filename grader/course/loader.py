@@ -10,8 +10,8 @@ expected.  Layout (paths mirror each other, as in rustlings):
 
 from pathlib import Path
 
-from . import formats, inputs, yaml_source
 from ..errors import CourseError
+from . import formats, inputs, yaml_source
 from .limits import Limits
 from .schema import Where, did_you_mean
 from .spec import Check, Course, Exercise, ExerciseSet, Misconception, Rule, Text

@@ -10,7 +10,6 @@ from typing import Any
 
 from .limits import Limits
 
-
 LANGUAGES = ("en", "zh")   # every text of a course, and every message, in each of these
 
 

@@ -14,9 +14,9 @@ import tempfile
 from pathlib import Path
 
 from ..course import loader as spec_loader
-from . import standins
 from ..errors import CourseError
 from ..grading import grade_set
+from . import standins
 
 SEEDS = (0, 1, 2)
 CLOSE_MARGIN = 0.5

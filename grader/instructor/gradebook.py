@@ -20,10 +20,11 @@ import unicodedata
 import zipfile
 from pathlib import Path
 
-from . import batch, uploads as submission_files
-from ..report import render as report
 from ..errors import CourseError
 from ..files import write_atomic
+from ..report import render as report
+from . import batch
+from . import uploads as submission_files
 
 MAX_ZIP_BYTES = 64 * 1024 ** 2
 MAX_ZIP_FILES = 2000

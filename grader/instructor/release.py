@@ -17,10 +17,10 @@ import numpy as np
 import yaml
 
 from ..course import yaml_source
-from ..judge.compare import same_value
 from ..errors import CourseError
 from ..grading import grade_set
 from ..judge.check import pick
+from ..judge.compare import same_value
 from ..run.references import Reference
 from .uploads import stub_names
 

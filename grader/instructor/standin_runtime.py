@@ -47,7 +47,7 @@ def arr(flat, dtype, shape):
 def sym(text):
     import sympy
 
-    return eval(text, dict(vars(sympy)))   # noqa: S307 - the grader wrote this text
+    return eval(text, dict(vars(sympy)))
 
 
 def same(a, b):

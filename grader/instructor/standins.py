@@ -319,7 +319,7 @@ def table(scores):
         rows.setdefault((s.set_id, s.exercise, s.function), {})[s.kind] = s
     width = max((len(f"{ex}.{f}") for _, ex, f in rows), default=10)
     out.append(f"  {'function':<{width}}  " + "  ".join(f"{k:>10}" for k in KINDS))
-    for (set_id, ex, f), kinds in rows.items():
+    for (_set_id, ex, f), kinds in rows.items():
         cells = []
         for kind in KINDS:
             s = kinds.get(kind)

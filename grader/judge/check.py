@@ -7,13 +7,12 @@ a failed answer is matched against the exercise's known wrong answers.
 import builtins
 from fractions import Fraction
 
+from ..course.spec import Text
+from ..course.units import UnitError, parse_bytes, written_precision
 from . import bounded
 from . import compare as cmp
 from .msg import Msg
 from .results import CheckResult, misconception_line, outcome_from_plain, outcome_to_plain
-from ..course.spec import Text
-from ..course.units import UnitError, parse_bytes, written_precision
-
 
 PLAIN_VALUE = "plain"   # phrased by report.messages.KIND_WORDS
 
@@ -109,7 +108,8 @@ def pick(value, key):
         return value
     if isinstance(value, dict) and key in value:
         return value[key]
-    if isinstance(value, (tuple, list)) and isinstance(key, int) and -len(value) <= key < len(value):
+    if isinstance(value, (tuple, list)) and isinstance(key, int) \
+            and -len(value) <= key < len(value):
         return value[key]
     raise cmp.NotComparable(Msg("got-type", got_type=type(value).__name__,
                                 want=f"tuple or dict with item {key!r}"))

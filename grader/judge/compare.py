@@ -10,12 +10,12 @@ from fractions import Fraction
 
 import numpy as np
 
+from ..course.spec import Compare
+from ..course.units import UnitError, describe_bytes, parse_bytes
 from .msg import Msg
 from .symbolic import compare_formula
-from .verdict import NotComparable, Verdict, _tolerances, tolerance_of
-from ..course.spec import Compare
 from .timelimit import TimeLimitExceeded, time_limit
-from ..course.units import UnitError, describe_bytes, parse_bytes
+from .verdict import NotComparable, Verdict, _tolerances, tolerance_of
 
 SYMPY_EVAL_SECONDS = 2.0
 

@@ -20,16 +20,15 @@ import os
 import tempfile
 from pathlib import Path
 
-from . import bounded
-from ..run import wire
-from .compare import same_answer
 from ..errors import CourseError
-from .msg import Msg
-from .check import outcome_lines
-from ..run.references import Reference
-from .results import CheckResult, misconception_line, outcome_from_plain, outcome_to_plain
+from ..run import wire
 from ..run.outcome import CallOutcome, Crash, Status
-
+from ..run.references import Reference
+from . import bounded
+from .check import outcome_lines
+from .compare import same_answer
+from .msg import Msg
+from .results import CheckResult, misconception_line, outcome_from_plain, outcome_to_plain
 
 # pytest plugins hidden checks do not need; unraisableexception alone costs
 # about 0.4 s of gc.collect() per run.
@@ -347,7 +346,7 @@ def _evidence(misconception, exercise, calls):
     if not relevant:
         return False
     reference = Reference(exercise)
-    for function, args, kwargs, outcome in relevant:
+    for _function, args, kwargs, outcome in relevant:
         try:
             wrong = reference.call(misconception.wrong, args, kwargs, None,
                                    purpose=f"wrong version for {misconception.tag}")

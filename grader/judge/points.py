@@ -2,8 +2,9 @@
 
 A check with ``points`` keeps them; the rest of the exercise total is shared
 equally by the checks without, in hundredths, the last of them taking what
-rounding left over, so that check points always add up to the total.  Explicit points may not exceed the total,
-and if every check is explicit they must add up to it exactly.
+rounding left over, so that check points always add up to the total.  Explicit
+points may not exceed the total, and if every check is explicit they must add up
+to it exactly.
 """
 
 import math

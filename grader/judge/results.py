@@ -2,8 +2,8 @@
 
 import dataclasses
 
-from .msg import Msg, Shown, fmt
 from ..course.spec import Text
+from .msg import Msg, Shown, fmt
 
 
 @dataclasses.dataclass(frozen=True)

@@ -8,9 +8,9 @@ accepted when something showed it equal).
 import cmath
 import random
 
-from .verdict import NotComparable, Verdict, tolerance_of
 from .msg import Msg
 from .timelimit import TimeLimitExceeded, time_limit
+from .verdict import NotComparable, Verdict, tolerance_of
 
 SIMPLIFY_SECONDS = 3.0
 

@@ -13,7 +13,6 @@ from pathlib import Path
 from ..course.spec import LANGUAGES, Text
 from ..judge.msg import Msg, fmt, printable
 
-
 KIND_WORDS = {   # what a check wants, for "expected a ..." messages
     "number": Text("一个数", "a number"),
     "array": Text("一个数值数组", "an array of numbers"),

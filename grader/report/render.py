@@ -5,9 +5,9 @@ On hidden checks only value-free phrasings are used (see ``feedback``).
 """
 
 from .. import __version__
+from ..course.spec import Text
 from ..judge.msg import Msg, fmt, printable
 from .messages import render
-from ..course.spec import Text
 
 GRADESCOPE_VISIBILITY = ("visible", "hidden", "after_due_date", "after_published")
 

@@ -10,8 +10,8 @@ import dataclasses
 import enum
 from typing import Any
 
-from . import wire
 from ..course.limits import describe_size
+from . import wire
 
 
 class Status(str, enum.Enum):

@@ -9,8 +9,8 @@ import copy
 import importlib.util
 import sys
 
-from . import wire
 from ..errors import CourseError
+from . import wire
 
 
 class Reference:

@@ -23,8 +23,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from . import sandbox, wire
 from ..course.limits import Limits
+from . import sandbox, wire
 from .channel import Channel, Waited
 from .child import Child, Reaper
 from .outcome import CallOutcome, Crash, Status
