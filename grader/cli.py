@@ -12,6 +12,7 @@ from pathlib import Path
 
 import click
 
+from . import __version__
 from .course import loader as spec_loader
 from .course.limits import parse_size
 from .course.spec import LANGUAGES
@@ -113,7 +114,7 @@ def _fail(exc):
 
 @click.group(cls=SetOrCommand, epilog=EPILOG,
              context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="attn-grade")
+@click.version_option(version=__version__, prog_name="attn-grade")
 def main():
     """Auto-graded exercises on transformer self-attention.
 

@@ -130,7 +130,8 @@ def _plain(value):
 
 
 def test_schema_accepts_every_bundled_exercise_and_rejects_a_typo():
-    jsonschema = pytest.importorskip("jsonschema")
+    jsonschema = pytest.importorskip(
+        "jsonschema", reason="needs the test extra: pip install -e '.[test]'")
     schema = json.loads(run_cli("schema").stdout)
     files = [p for p in (ROOT / "exercises").glob("*/*.yaml") if p.name != "set.yaml"]
     assert files
