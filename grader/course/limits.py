@@ -3,9 +3,12 @@
 import dataclasses
 import re
 
-_SIZE_UNITS = {"": 1, "b": 1, "k": 1024, "kb": 1000, "kib": 1024, "m": 1024 ** 2,
-               "mb": 1000 ** 2, "mib": 1024 ** 2, "g": 1024 ** 3, "gb": 1000 ** 3,
-               "gib": 1024 ** 3}
+from .units import UnitError, unit_factor
+
+# A bare number is bytes and a bare prefix is binary (512M, as ulimit reads it); every
+# other unit is units.unit_factor's, so both parsers agree: KB = 1000 B, KiB = 1024 B,
+# and 'Kb' (lowercase b) is refused as bits.
+_SHORTHAND = {"": 1, "k": 1024, "m": 1024 ** 2, "g": 1024 ** 3}
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*$")
 
 
@@ -37,11 +40,16 @@ def parse_size(text):
     """'512 MiB' -> 536870912; a bare number is bytes. ValueError if unreadable."""
     if isinstance(text, int) and not isinstance(text, bool):
         return text
+    expected = f"expected a size such as 512MiB or 1GiB, got {text!r}"
     match = _SIZE.match(str(text))
-    unit = match and match.group(2).lower()
-    if not match or unit not in _SIZE_UNITS:
-        raise ValueError(f"expected a size such as 512MiB or 1GiB, got {text!r}")
-    return int(float(match.group(1)) * _SIZE_UNITS[unit])
+    if not match:
+        raise ValueError(expected)
+    number, unit = match.groups()
+    try:
+        factor = _SHORTHAND.get(unit.lower()) or unit_factor(unit)
+    except UnitError as exc:
+        raise ValueError(f"{expected}: {exc}") from None
+    return int(float(number) * factor)
 
 
 def describe_size(n):
