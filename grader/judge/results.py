@@ -4,6 +4,7 @@ import dataclasses
 
 from ..course.spec import Text
 from .msg import Msg, Shown, fmt
+from .points import add_points
 
 
 @dataclasses.dataclass(frozen=True)
@@ -47,11 +48,11 @@ class ExerciseResult:
 
     @property
     def score(self):
-        return sum(c.score for c in self.checks)
+        return add_points(c.score for c in self.checks)
 
     @property
     def max_score(self):
-        return sum(c.max_score for c in self.checks)
+        return add_points(c.max_score for c in self.checks)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -66,11 +67,11 @@ class RunResult:
 
     @property
     def score(self):
-        return sum(e.score for e in self.exercises)
+        return add_points(e.score for e in self.exercises)
 
     @property
     def max_score(self):
-        return sum(e.max_score for e in self.exercises)
+        return add_points(e.max_score for e in self.exercises)
 
     @property
     def all_passed(self):
