@@ -104,6 +104,33 @@ def test_new_exercise_following_the_readme_passes_dev_check(tmp_path):
     assert proc.returncode == 0, proc.stdout
 
 
+ORDER_HEAD = "format_version: 1\ntitle: {zh: 演示, en: Demo}\n"
+
+
+@pytest.mark.parametrize("order,expected", [
+    ("order: [demo]\n", "order: [demo, extra]\n"),
+    ("order: [demo]   # the only one\n", "order: [demo, extra]   # the only one\n"),
+    ("order: [demo,\n        other]\n", "order: [demo,\n        other, extra]\n"),
+    ("order: [\n  demo,\n  other,\n]\n", "order: [\n  demo,\n  other, extra\n]\n"),
+    ("order:\n  - demo\n  - other  # last\n", "order:\n  - demo\n  - other  # last\n  - extra\n"),
+    ("order:\n- demo\n- other\nnotes: 1\n", "order:\n- demo\n- other\n- extra\nnotes: 1\n"),
+    ("order:\n  - demo", "order:\n  - demo\n  - extra\n"),
+])
+def test_new_adds_the_id_to_a_flow_or_block_order(tmp_path, order, expected):
+    make_course(tmp_path, manifest=ORDER_HEAD + order)
+    proc = run_cli("new", "demo", "extra", "--course", tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "exercises/demo/set.yaml").read_text() == ORDER_HEAD + expected
+
+
+def test_new_refuses_an_order_it_cannot_extend_naming_the_line(tmp_path):
+    make_course(tmp_path, manifest=ORDER_HEAD + "order: []\n")
+    proc = run_cli("new", "demo", "extra", "--course", tmp_path)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "set.yaml:3: could not add 'extra' to 'order'" in proc.stderr
+    assert "add 'extra' to 'order' yourself" in proc.stderr
+
+
 def test_new_refuses_an_existing_exercise(tmp_path):
     make_course(tmp_path)
     proc = run_cli("new", "demo", "demo", "--course", tmp_path)
