@@ -57,9 +57,7 @@ def import_wire(library_paths):
     global wire
     here = os.path.dirname(os.path.abspath(__file__))
     sys.path[:] = [here] + sys.path + [p for p in library_paths if p not in sys.path]
-    import _attn_grade_wire
-
-    wire = _attn_grade_wire
+    wire = importlib.import_module("_attn_grade_wire")
     del sys.path[0]
 
 
