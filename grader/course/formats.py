@@ -5,6 +5,8 @@
   solutions/SET/EXERCISE.hidden.yaml  its hidden checks (never shipped to students)
 """
 
+from typing import Any
+
 from ..errors import CourseError
 from .inputs import TAGS
 from .limits import LIMIT_FIELDS, SIZE_FIELDS, parse_size
@@ -25,6 +27,7 @@ from .schema import (
     OneKey,
     Str,
     Type,
+    Where,
     did_you_mean,
 )
 
@@ -63,7 +66,7 @@ COMPARE_DOC = {kind: k.doc for kind, k in COMPARE_KINDS.items()}
 class CompareType(Type):
     """``compare: array`` or ``compare: {kind: array, rtol: 1e-6}``."""
 
-    def validate(self, value, where):
+    def validate(self, value: Any, where: Where) -> Any:
         from .spec import Compare
 
         if isinstance(value, str):
@@ -92,7 +95,7 @@ class CompareType(Type):
             where.fail("compare kind 'dict' to say how values compare, e.g. each: shape")
         return Compare(kind, params)
 
-    def json_schema(self):
+    def json_schema(self) -> dict[str, Any]:
         return {"anyOf": [{"enum": list(COMPARE_PARAMS)}, {
             "type": "object", "required": ["kind"],
             "properties": {"kind": {"enum": list(COMPARE_PARAMS),
@@ -106,7 +109,7 @@ class CompareType(Type):
 class LimitsType(Type):
     """``limits: {time: 2, memory: 512MiB}``."""
 
-    def validate(self, value, where):
+    def validate(self, value: Any, where: Where) -> Any:
         raw = Object({name: Field(AnyValue(), name) for name in LIMIT_FIELDS}).validate(
             value, where)
         out = {}
@@ -125,7 +128,7 @@ class LimitsType(Type):
                 out[name] = Number(0.01).validate(v, at)
         return out
 
-    def json_schema(self):
+    def json_schema(self) -> dict[str, Any]:
         size = {"type": ["integer", "string"]}
         return {"type": "object", "additionalProperties": False, "properties": {
             "time": {"type": "number", "description": "seconds of wall time per call"},
@@ -211,7 +214,7 @@ SET = Object({
 }, "a set manifest: exercises/SET/set.yaml")
 
 
-def json_schema():
+def json_schema() -> dict[str, Any]:
     """JSON Schema of an exercise file, for editors."""
     schema = EXERCISE.json_schema()
     return {"$schema": "https://json-schema.org/draft/2020-12/schema",

@@ -2,6 +2,7 @@
 
 import dataclasses
 import re
+from typing import Any
 
 from .units import UnitError, unit_factor
 
@@ -26,7 +27,7 @@ class Limits:
     tmp: int = 64 * 1024 ** 2  # bytes of scratch space: bubblewrap's /tmp, and the work
                                # folder beyond one answer file
 
-    def merged(self, **overrides):
+    def merged(self, **overrides: Any) -> "Limits":
         """A copy with the given fields replaced; None leaves a field alone."""
         return dataclasses.replace(self, **{k: v for k, v in overrides.items()
                                             if v is not None})
@@ -36,7 +37,7 @@ LIMIT_FIELDS = tuple(f.name for f in dataclasses.fields(Limits))
 SIZE_FIELDS = ("memory", "output", "answer", "tmp")
 
 
-def parse_size(text):
+def parse_size(text: str | int) -> int:
     """'512 MiB' -> 536870912; a bare number is bytes. ValueError if unreadable."""
     if isinstance(text, int) and not isinstance(text, bool):
         return text
@@ -52,7 +53,7 @@ def parse_size(text):
     return int(float(number) * factor)
 
 
-def describe_size(n):
+def describe_size(n: float) -> str:
     """A short human size for messages: 1073741824 -> '1 GiB'."""
     for unit, factor in (("GiB", 1024 ** 3), ("MiB", 1024 ** 2), ("KiB", 1024)):
         if n >= factor:

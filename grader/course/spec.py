@@ -20,7 +20,7 @@ class Text:
     zh: str
     en: str
 
-    def get(self, lang):
+    def get(self, lang: str) -> str:
         return self.zh if lang == "zh" else self.en
 
 
@@ -31,7 +31,7 @@ class Compare:
     kind: str
     params: dict
 
-    def param(self, name, default=None):
+    def param(self, name: str, default: Any = None) -> Any:
         value = self.params.get(name)
         return default if value is None else value
 
@@ -55,7 +55,7 @@ class Misconception:
     functions: tuple         # graded functions it applies to (empty: all)
     checks: tuple            # check ids it applies to (empty: all)
 
-    def applies_to(self, check):
+    def applies_to(self, check: "Check") -> bool:
         return ((not self.functions or check.function in self.functions)
                 and (not self.checks or check.id in self.checks))
 
@@ -80,7 +80,7 @@ class Check:
     reveal: str = "answer"     # what a failure may show: answer | diagnosis | nothing
 
     @property
-    def hidden(self):
+    def hidden(self) -> bool:
         return self.visibility == "hidden"
 
 
@@ -103,10 +103,10 @@ class Exercise:
     submission_points: float | None = None   # in a release: the points at submission
 
     @property
-    def module(self):
+    def module(self) -> str:
         return Path(self.file).stem
 
-    def wrong_targets(self, misconception):
+    def wrong_targets(self, misconception: Misconception) -> tuple:
         """The graded functions a misconception's wrong version stands in for."""
         if misconception.functions:
             return misconception.functions
@@ -125,7 +125,7 @@ class ExerciseSet:
     solutions_dir: Path
     released: bool = False
 
-    def exercise(self, exercise_id):
+    def exercise(self, exercise_id: str) -> Exercise | None:
         for ex in self.exercises:
             if ex.id == exercise_id:
                 return ex
@@ -137,12 +137,12 @@ class Course:
     root: Path
 
     @property
-    def exercises_dir(self):
+    def exercises_dir(self) -> Path:
         return self.root / "exercises"
 
     @property
-    def solutions_dir(self):
+    def solutions_dir(self) -> Path:
         return self.root / "solutions"
 
-    def set_ids(self):
+    def set_ids(self) -> list[str]:
         return sorted(p.parent.name for p in self.exercises_dir.glob("*/set.yaml"))
