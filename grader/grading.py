@@ -8,8 +8,11 @@ tests over a proxy (``hidden_tests``), points (``points``), a RunResult.
 
 import dataclasses
 import time
+from collections.abc import Collection
 from pathlib import Path
+from typing import Any
 
+from .course.spec import ExerciseSet
 from .judge import hidden_tests
 from .judge.check import judge_bounded, load_lines
 from .judge.msg import Msg
@@ -20,8 +23,9 @@ from .run.references import Reference
 from .run.student import RunFolder, StudentProcess
 
 
-def grade_set(exercise_set, submission, level, limit_overrides=None, only=None,
-              required=None):
+def grade_set(exercise_set: ExerciseSet, submission: str | Path, level: str,
+              limit_overrides: dict[str, Any] | None = None,
+              only: Collection[str] | None = None, required: str | None = None) -> RunResult:
     """Grade ``submission`` (a folder of stub files) against ``exercise_set``.
 
     ``required``: the weakest isolation acceptable (sandbox.RANKS); a weaker

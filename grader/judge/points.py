@@ -8,8 +8,9 @@ to it exactly.
 """
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from fractions import Fraction
+from typing import Any
 
 from ..errors import CourseError
 
@@ -23,7 +24,7 @@ def add_points(values: Iterable[float]) -> float:
     return float(sum((Fraction(repr(float(v))) for v in values), Fraction(0)))
 
 
-def resolve_points(total, explicit, where):
+def resolve_points(total: float, explicit: Sequence[float | None], where: Any) -> list[float]:
     """``explicit``: per check its points or None -> the points of every check."""
     fixed = add_points(p for p in explicit if p is not None)
     open_count = sum(1 for p in explicit if p is None)
