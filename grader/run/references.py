@@ -8,7 +8,11 @@ values reach the comparison engine as the same plain types.
 import copy
 import importlib.util
 import sys
+from collections.abc import Callable, Sequence
+from types import ModuleType
+from typing import Any
 
+from ..course.spec import Check
 from ..errors import CourseError
 from . import wire
 
@@ -21,15 +25,15 @@ class Reference:
         self._module = None
 
     @property
-    def available(self):
+    def available(self) -> bool:
         return self.exercise.solution_path.is_file()
 
-    def module(self):
+    def module(self) -> ModuleType:
         if self._module is None:
             self._module = _import(self.exercise)
         return self._module
 
-    def function(self, name, purpose="graded function"):
+    def function(self, name: str, purpose: str = "graded function") -> Callable[..., Any]:
         func = getattr(self.module(), name, None)
         if not callable(func):
             raise CourseError(f"the solution has no function {name!r} ({purpose} of "
@@ -37,7 +41,8 @@ class Reference:
                               hint=f"define {name} in the solution or fix the exercise YAML")
         return func
 
-    def call(self, name, args, kwargs, check, purpose="graded function"):
+    def call(self, name: str, args: Sequence[Any], kwargs: dict[str, Any], check: Check | None,
+             purpose: str = "graded function") -> Any:
         """The plain-data answer of ``name``; its failure is a course error."""
         func = self.function(name, purpose)
         try:
