@@ -10,6 +10,7 @@ from pathlib import Path
 import yaml
 
 from ..course import yaml_source
+from ..course.spec import Course
 from ..errors import CourseError
 
 YAML = """\
@@ -87,7 +88,7 @@ order:
 """
 
 
-def new_exercise(course, set_id, exercise_id):
+def new_exercise(course: Course, set_id: str, exercise_id: str) -> list[Path]:
     """Write the files of a new exercise and list it in the set; the paths written."""
     if not re.fullmatch(r"[a-z][a-z0-9_]*", exercise_id):
         raise CourseError(f"exercise id {exercise_id!r}: use lowercase letters, digits and _",

@@ -3,7 +3,7 @@
 import dataclasses
 from typing import Any
 
-from ..course.spec import Misconception, Text
+from ..course.spec import Exercise, Misconception, Text
 from .msg import Msg, Shown, fmt
 from .points import add_points
 
@@ -44,7 +44,7 @@ class CheckResult:
 
 @dataclasses.dataclass(frozen=True)
 class ExerciseResult:
-    exercise: object           # the Exercise spec
+    exercise: Exercise
     checks: tuple
 
     @property
@@ -59,7 +59,7 @@ class ExerciseResult:
 @dataclasses.dataclass(frozen=True)
 class RunResult:
     set_id: str
-    title: object              # Text
+    title: Text
     exercises: tuple
     isolation: str
     submission: str
