@@ -8,7 +8,9 @@ import json
 import os
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, NoReturn
 
 import click
 
@@ -31,7 +33,7 @@ Exit codes:
 """
 
 
-def default_lang():
+def default_lang() -> str:
     for var in ("LC_ALL", "LC_MESSAGES", "LANG"):
         value = os.environ.get(var, "")
         if value:
@@ -42,12 +44,12 @@ def default_lang():
 class SetOrCommand(click.Group):
     """``attn-grade SET`` grades a set; other first words are subcommands."""
 
-    def parse_args(self, ctx, args):
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         if args and args[0] not in self.commands and not args[0].startswith("-"):
             args = ["grade", *args]
         return super().parse_args(ctx, args)
 
-    def invoke(self, ctx):
+    def invoke(self, ctx: click.Context) -> Any:
         """A bug in the grader must never look like a failed check (exit 1)."""
         try:
             return super().invoke(ctx)
@@ -66,21 +68,23 @@ class SetOrCommand(click.Group):
                        + traceback.format_exc(), err=True)
             sys.exit(ExitCode.USAGE)
 
-    def format_usage(self, ctx, formatter):
+    def format_usage(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         formatter.write_usage("attn-grade", "SET [OPTIONS]  |  attn-grade COMMAND [ARGS]")
 
 
 class SizeType(click.ParamType):
     name = "SIZE"
 
-    def convert(self, value, param, ctx):
+    def convert(self, value: Any, param: click.Parameter | None,
+                ctx: click.Context | None) -> int:
         try:
             return parse_size(value)
         except ValueError as exc:
             self.fail(str(exc), param, ctx)
 
 
-def require_isolation_option(default=None):
+def require_isolation_option(
+        default: str | None = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """The ``--require-isolation LEVEL`` option (parameter ``required``), for any command.
 
     grade-all and the Gradescope bundle: ``require_isolation_option(sandbox.BATCH_MINIMUM)``
@@ -107,7 +111,7 @@ def _course(course_dir):
         spec_loader.find_course()
 
 
-def _fail(exc):
+def _fail(exc: Exception) -> NoReturn:
     click.echo(f"error: {exc}", err=True)
     sys.exit(ExitCode.USAGE)
 
@@ -115,7 +119,7 @@ def _fail(exc):
 @click.group(cls=SetOrCommand, epilog=EPILOG,
              context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(version=__version__, prog_name="attn-grade")
-def main():
+def main() -> None:
     """Auto-graded exercises on transformer self-attention.
 
     \b
@@ -170,9 +174,12 @@ def main():
 @click.option("--hidden-visibility", type=click.Choice(report.GRADESCOPE_VISIBILITY),
               default="hidden", show_default=True,
               help="Gradescope visibility of hidden checks in the JSON.")
-def grade(set_id, submission, upload, as_json, output, lang, exercises, course_dir, isolation,
-          required, time_limit, import_time_limit, cpu_limit, memory_limit, output_limit,
-          process_limit, tmp_limit, hidden_visibility):
+def grade(set_id: str, submission: str | None, upload: str | None, as_json: bool,
+          output: str | None, lang: str | None, exercises: tuple[str, ...],
+          course_dir: str | None, isolation: str | None, required: str | None,
+          time_limit: float | None, import_time_limit: float | None, cpu_limit: float | None,
+          memory_limit: int | None, output_limit: int | None, process_limit: int | None,
+          tmp_limit: int | None, hidden_visibility: str) -> None:
     """Grade the exercise set SET."""
     from .grading import grade_set
 
@@ -244,7 +251,7 @@ def _check_exercise_ids(exercise_set, wanted):
 @main.command("list")
 @COURSE_OPTION
 @LANG_OPTION
-def list_sets(course_dir, lang):
+def list_sets(course_dir: str | None, lang: str | None) -> None:
     """List the exercise sets and their exercises with points."""
     lang = lang or default_lang()
     course = _course(course_dir)
@@ -280,7 +287,8 @@ SUBMISSION_OPTION = click.option(
 @SUBMISSION_OPTION
 @COURSE_OPTION
 @LANG_OPTION
-def show(set_id, exercise_id, submission, course_dir, lang):
+def show(set_id: str, exercise_id: str | None, submission: str | None, course_dir: str | None,
+         lang: str | None) -> None:
     """Show an exercise (or the whole set) as you should read it before coding."""
     from .report.student_view import exercise_text
 
@@ -298,7 +306,8 @@ def show(set_id, exercise_id, submission, course_dir, lang):
 @SUBMISSION_OPTION
 @COURSE_OPTION
 @LANG_OPTION
-def hint(set_id, exercise_id, submission, course_dir, lang):
+def hint(set_id: str, exercise_id: str, submission: str | None, course_dir: str | None,
+         lang: str | None) -> None:
     """Show the next hint of exercise ID (and the ones shown before). Hints go from a
     nudge to a near-answer; each one you ask for is recorded."""
     from .report.student_view import hint_lines
@@ -318,7 +327,8 @@ def hint(set_id, exercise_id, submission, course_dir, lang):
 @SUBMISSION_OPTION
 @COURSE_OPTION
 @LANG_OPTION
-def progress(set_id, submission, course_dir, lang):
+def progress(set_id: str, submission: str | None, course_dir: str | None,
+             lang: str | None) -> None:
     """Your progress in SET: best score, attempts and hints per exercise, and what's next."""
     from .report.student_view import progress_lines
 
@@ -329,7 +339,7 @@ def progress(set_id, submission, course_dir, lang):
 
 
 @main.group()
-def dev():
+def dev() -> None:
     """Tools for instructors who write exercises."""
 
 
@@ -342,7 +352,8 @@ def dev():
               help="Input seeds the reference solutions must pass on.")
 @click.option("--exercise", "exercises", multiple=True, metavar="ID",
               help="Grade only this exercise (repeatable); files are still all checked.")
-def dev_check(set_ids, course_dir, isolation, seeds, exercises):
+def dev_check(set_ids: tuple[str, ...], course_dir: str | None, isolation: str | None,
+              seeds: int, exercises: tuple[str, ...]) -> None:
     """Prove a course's checks: valid YAML, no stray files, every stub fails,
     every reference passes on several seeds, every registered wrong version is
     caught and tagged, stand-ins that do nothing (zeros, a constant, the first
@@ -369,7 +380,7 @@ def dev_check(set_ids, course_dir, isolation, seeds, exercises):
 @click.argument("set_id", metavar="SET")
 @click.argument("exercise_id", metavar="EXERCISE_ID")
 @COURSE_OPTION
-def new(set_id, exercise_id, course_dir):
+def new(set_id: str, exercise_id: str, course_dir: str | None) -> None:
     """Start a new exercise: YAML skeleton, stub and reference solution."""
     from .instructor.scaffold import new_exercise
 
@@ -380,7 +391,7 @@ def new(set_id, exercise_id, course_dir):
 
 
 @main.command("schema")
-def schema():
+def schema() -> None:
     """Print the JSON Schema of an exercise YAML file (for editor completion)."""
     from .course.formats import json_schema
 
@@ -412,9 +423,13 @@ def schema():
 @click.option("--process-limit", type=click.IntRange(1),
               help="Processes and threads one student's run may have at once.")
 @click.option("--tmp-limit", type=SizeType(), help="Scratch space per student process.")
-def grade_all_command(set_id, submissions, out_dir, jobs, force, exercises, course_dir, lang,
-                      isolation, required, time_limit, import_time_limit, cpu_limit,
-                      memory_limit, output_limit, process_limit, tmp_limit):
+def grade_all_command(set_id: str, submissions: str, out_dir: str, jobs: int, force: bool,
+                      exercises: tuple[str, ...], course_dir: str | None, lang: str | None,
+                      isolation: str | None, required: str | None,
+                      time_limit: float | None, import_time_limit: float | None,
+                      cpu_limit: float | None, memory_limit: int | None,
+                      output_limit: int | None, process_limit: int | None,
+                      tmp_limit: int | None) -> None:
     """Grade a class: one sub-folder or .zip per student in SUBMISSIONS.
 
     Writes results/STUDENT.json (Gradescope format) and gradebook.csv (student,
@@ -423,7 +438,7 @@ def grade_all_command(set_id, submissions, out_dir, jobs, force, exercises, cour
     """
     from .instructor.gradebook import grade_all
 
-    extra = ["--lang", lang or default_lang()]
+    extra: list[object] = ["--lang", lang or default_lang()]
     extra += ["--isolation", isolation] if isolation else []
     extra += sandbox.require_isolation_args(required) if required else []
     for flag, value in (("--time-limit", time_limit), ("--import-time-limit", import_time_limit),
@@ -465,7 +480,7 @@ def _progress(submissions):
 
 
 @main.group()
-def export():
+def export() -> None:
     """Package a set for another grading platform."""
 
 
@@ -480,7 +495,8 @@ def export():
               default="after_published", show_default=True,
               help="When students see hidden checks on Gradescope.")
 @require_isolation_option(sandbox.BATCH_MINIMUM)
-def export_gradescope(set_id, output, course_dir, lang, hidden_visibility, required):
+def export_gradescope(set_id: str, output: str, course_dir: str | None, lang: str,
+                      hidden_visibility: str, required: str) -> None:
     """Write a Gradescope autograder.zip (setup.sh, run_autograder, the course)."""
     from .instructor.export import gradescope_zip
 
@@ -499,7 +515,7 @@ def export_gradescope(set_id, output, course_dir, lang, hidden_visibility, requi
 @COURSE_OPTION
 @click.option("--isolation", type=click.Choice(sandbox.LEVELS), default=None,
               help="Isolation for grading the stubs and references before writing.")
-def release(set_id, out_dir, course_dir, isolation):
+def release(set_id: str, out_dir: str, course_dir: str | None, isolation: str | None) -> None:
     """Write the student bundle of SET: grader, stubs, visible checks; no solutions.
 
     Refuses when a stub passes a check (it would ship an answer)."""

@@ -30,14 +30,14 @@ IMPORT_GRADER = (
     f"sys.path.insert(0, {PACKAGE_ROOT!r}); import grader.cli; del sys.path[0]")
 
 
-def grader_argv(*args: str | Path) -> list[str]:
+def grader_argv(*args: object) -> list[str]:
     """argv that runs ``attn-grade ARGS`` with this very grader package."""
     return [sys.executable, "-c", IMPORT_GRADER + "; grader.cli.main(prog_name='attn-grade')",
             *map(str, args)]
 
 
 def grade_command(set_id: str, submission: str | Path, course: str | Path,
-                  *extra: str | Path) -> list[str]:
+                  *extra: object) -> list[str]:
     return grader_argv(set_id, "--course", course, "--submission", submission, "--json",
                        *extra)
 

@@ -128,7 +128,7 @@ def unpack(zip_path: Path, into: Path) -> None:
 
 
 def grade_all(course: Course, exercise_set: ExerciseSet, submissions_dir: str | Path,
-              out_dir: str | Path, jobs: int, extra_args: Sequence[str] = (),
+              out_dir: str | Path, jobs: int, extra_args: Sequence[object] = (),
               force: bool = False, progress: Callable[[str], object] | None = None,
               only: Collection[str] | None = None) -> list[dict[str, Any]]:
     """Grade every submission (the exercises ``only``, or all); the gradebook rows."""
