@@ -8,20 +8,23 @@ import json
 import os
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, NoReturn
 
 import click
 
-from .report import render as report
-from .run import sandbox
+from . import __version__
 from .course import loader as spec_loader
-from .instructor import uploads as submission_files
+from .course.limits import parse_size
 from .course.spec import LANGUAGES
 from .errors import CourseError, ExitCode
 from .files import write_atomic
+from .instructor import uploads as submission_files
 from .judge.msg import Msg
+from .report import render as report
 from .report.progress import Progress
-from .course.limits import parse_size
+from .run import sandbox
 
 EPILOG = """\b
 Exit codes:
@@ -31,7 +34,7 @@ Exit codes:
 """
 
 
-def default_lang():
+def default_lang() -> str:
     for var in ("LC_ALL", "LC_MESSAGES", "LANG"):
         value = os.environ.get(var, "")
         if value:
@@ -42,12 +45,12 @@ def default_lang():
 class SetOrCommand(click.Group):
     """``attn-grade SET`` grades a set; other first words are subcommands."""
 
-    def parse_args(self, ctx, args):
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         if args and args[0] not in self.commands and not args[0].startswith("-"):
             args = ["grade", *args]
         return super().parse_args(ctx, args)
 
-    def invoke(self, ctx):
+    def invoke(self, ctx: click.Context) -> Any:
         """A bug in the grader must never look like a failed check (exit 1)."""
         try:
             return super().invoke(ctx)
@@ -66,21 +69,23 @@ class SetOrCommand(click.Group):
                        + traceback.format_exc(), err=True)
             sys.exit(ExitCode.USAGE)
 
-    def format_usage(self, ctx, formatter):
+    def format_usage(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         formatter.write_usage("attn-grade", "SET [OPTIONS]  |  attn-grade COMMAND [ARGS]")
 
 
 class SizeType(click.ParamType):
     name = "SIZE"
 
-    def convert(self, value, param, ctx):
+    def convert(self, value: Any, param: click.Parameter | None,
+                ctx: click.Context | None) -> int:
         try:
             return parse_size(value)
         except ValueError as exc:
             self.fail(str(exc), param, ctx)
 
 
-def require_isolation_option(default=None):
+def require_isolation_option(
+        default: str | None = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """The ``--require-isolation LEVEL`` option (parameter ``required``), for any command.
 
     grade-all and the Gradescope bundle: ``require_isolation_option(sandbox.BATCH_MINIMUM)``
@@ -111,15 +116,15 @@ def _course(course_dir):
         spec_loader.find_course()
 
 
-def _fail(exc):
+def _fail(exc: Exception) -> NoReturn:
     click.echo(f"error: {exc}", err=True)
     sys.exit(ExitCode.USAGE)
 
 
 @click.group(cls=SetOrCommand, epilog=EPILOG,
              context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="attn-grade")
-def main():
+@click.version_option(version=__version__, prog_name="attn-grade")
+def main() -> None:
     """Auto-graded exercises on transformer self-attention.
 
     \b
@@ -175,9 +180,12 @@ def main():
               default="hidden", show_default=True,
               help="Gradescope visibility of hidden checks in the JSON.")
 @STUDENT_OPTION
-def grade(set_id, submission, upload, as_json, output, lang, exercises, course_dir, isolation,
-          required, time_limit, import_time_limit, cpu_limit, memory_limit, output_limit,
-          process_limit, tmp_limit, hidden_visibility, student):
+def grade(set_id: str, submission: str | None, upload: str | None, as_json: bool,
+          output: str | None, lang: str | None, exercises: tuple[str, ...],
+          course_dir: str | None, isolation: str | None, required: str | None,
+          time_limit: float | None, import_time_limit: float | None, cpu_limit: float | None,
+          memory_limit: int | None, output_limit: int | None, process_limit: int | None,
+          tmp_limit: int | None, hidden_visibility: str, student: str | None) -> None:
     """Grade the exercise set SET."""
     from .grading import grade_set
 
@@ -249,7 +257,7 @@ def _check_exercise_ids(exercise_set, wanted):
 @main.command("list")
 @COURSE_OPTION
 @LANG_OPTION
-def list_sets(course_dir, lang):
+def list_sets(course_dir: str | None, lang: str | None) -> None:
     """List the exercise sets and their exercises with points."""
     lang = lang or default_lang()
     course = _course(course_dir)
@@ -280,10 +288,10 @@ SUBMISSION_OPTION = click.option(
     help="The folder you work in (default: exercises/SET/); your progress is kept there.")
 
 
-def student_command(name, exercise=None):
+def student_command(name: str, exercise: str | None = None) -> Callable[[Any], Any]:
     """A command of the student's loop: SET, then ID when ``exercise`` is "required" or
     "optional", and the options every such command takes."""
-    def wrap(function):
+    def wrap(function: Any) -> Any:
         function = STUDENT_OPTION(LANG_OPTION(COURSE_OPTION(SUBMISSION_OPTION(function))))
         if exercise:
             function = click.argument("exercise_id", required=exercise == "required",
@@ -294,7 +302,8 @@ def student_command(name, exercise=None):
 
 
 @student_command("show", "optional")
-def show(set_id, exercise_id, submission, course_dir, lang, student):
+def show(set_id: str, exercise_id: str | None, submission: str | None, course_dir: str | None,
+         lang: str | None, student: str | None) -> None:
     """Show an exercise (or the whole set) as you should read it before coding."""
     from .report.student_view import exercise_text
 
@@ -308,7 +317,8 @@ def show(set_id, exercise_id, submission, course_dir, lang, student):
 
 
 @student_command("hint", "required")
-def hint(set_id, exercise_id, submission, course_dir, lang, student):
+def hint(set_id: str, exercise_id: str, submission: str | None, course_dir: str | None,
+         lang: str | None, student: str | None) -> None:
     """Show the next hint of exercise ID (and the ones shown before). Hints go from a
     nudge to a near-answer; each one you ask for is recorded."""
     from .report.student_view import hint_lines
@@ -324,11 +334,18 @@ def hint(set_id, exercise_id, submission, course_dir, lang, student):
 
 
 @student_command("quiz", "optional")
-def quiz(set_id, exercise_id, submission, course_dir, lang, student):
+def quiz(set_id: str, exercise_id: str | None, submission: str | None, course_dir: str | None,
+         lang: str | None, student: str | None) -> None:
     """Answer SET's typed-in questions here: choices by number, True/False, numbers and
     sizes. Each answer is checked at once and saved into your stub file."""
-    from .report.quiz import feedback_lines, judge_answer, parse_answer, prompt_lines, \
-        questions, record
+    from .report.quiz import (
+        feedback_lines,
+        judge_answer,
+        parse_answer,
+        prompt_lines,
+        questions,
+        record,
+    )
 
     lang = lang or default_lang()
     _, exercise_set, _ = _student_set(course_dir, set_id, exercise_id)
@@ -347,7 +364,7 @@ def quiz(set_id, exercise_id, submission, course_dir, lang, student):
                              lang))
 
 
-def _ask(question, lang, parse):
+def _ask(question: Any, lang: str, parse: Callable[[Any, str], Any]) -> Any:
     """Prompt until the typed text is an answer of the right form."""
     while True:
         text = click.prompt(report.render(Msg("quiz-answer"), lang), prompt_suffix=" ")
@@ -360,7 +377,8 @@ def _ask(question, lang, parse):
 @student_command("watch")
 @click.option("--isolation", type=click.Choice(sandbox.LEVELS), default=None,
               help="How student code is isolated (default: the strongest available).")
-def watch(set_id, submission, course_dir, lang, student, isolation):
+def watch(set_id: str, submission: str | None, course_dir: str | None, lang: str | None,
+          student: str | None, isolation: str | None) -> None:
     """Re-grade an exercise each time you save its file; Ctrl-C to stop."""
     from .watch import watch as watch_loop
 
@@ -372,7 +390,8 @@ def watch(set_id, submission, course_dir, lang, student, isolation):
 
 
 @student_command("progress")
-def progress(set_id, submission, course_dir, lang, student):
+def progress(set_id: str, submission: str | None, course_dir: str | None,
+             lang: str | None, student: str | None) -> None:
     """Your progress in SET: best score, attempts and hints per exercise, and what's next."""
     from .report.student_view import progress_lines
 
@@ -383,7 +402,7 @@ def progress(set_id, submission, course_dir, lang, student):
 
 
 @main.group()
-def dev():
+def dev() -> None:
     """Tools for instructors who write exercises."""
 
 
@@ -396,7 +415,8 @@ def dev():
               help="Input seeds the reference solutions must pass on.")
 @click.option("--exercise", "exercises", multiple=True, metavar="ID",
               help="Grade only this exercise (repeatable); files are still all checked.")
-def dev_check(set_ids, course_dir, isolation, seeds, exercises):
+def dev_check(set_ids: tuple[str, ...], course_dir: str | None, isolation: str | None,
+              seeds: int, exercises: tuple[str, ...]) -> None:
     """Prove a course's checks: valid YAML, no stray files, every stub fails,
     every reference passes on several seeds, every registered wrong version is
     caught and tagged, stand-ins that do nothing (zeros, a constant, the first
@@ -423,7 +443,7 @@ def dev_check(set_ids, course_dir, isolation, seeds, exercises):
 @click.argument("set_id", metavar="SET")
 @click.argument("exercise_id", metavar="EXERCISE_ID")
 @COURSE_OPTION
-def new(set_id, exercise_id, course_dir):
+def new(set_id: str, exercise_id: str, course_dir: str | None) -> None:
     """Start a new exercise: YAML skeleton, stub and reference solution."""
     from .instructor.scaffold import new_exercise
 
@@ -434,7 +454,7 @@ def new(set_id, exercise_id, course_dir):
 
 
 @main.command("schema")
-def schema():
+def schema() -> None:
     """Print the JSON Schema of an exercise YAML file (for editor completion)."""
     from .course.formats import json_schema
 
@@ -466,9 +486,13 @@ def schema():
 @click.option("--process-limit", type=click.IntRange(1),
               help="Processes and threads one student's run may have at once.")
 @click.option("--tmp-limit", type=SizeType(), help="Scratch space per student process.")
-def grade_all_command(set_id, submissions, out_dir, jobs, force, exercises, course_dir, lang,
-                      isolation, required, time_limit, import_time_limit, cpu_limit,
-                      memory_limit, output_limit, process_limit, tmp_limit):
+def grade_all_command(set_id: str, submissions: str, out_dir: str, jobs: int, force: bool,
+                      exercises: tuple[str, ...], course_dir: str | None, lang: str | None,
+                      isolation: str | None, required: str | None,
+                      time_limit: float | None, import_time_limit: float | None,
+                      cpu_limit: float | None, memory_limit: int | None,
+                      output_limit: int | None, process_limit: int | None,
+                      tmp_limit: int | None) -> None:
     """Grade a class: one sub-folder or .zip per student in SUBMISSIONS.
 
     Writes results/STUDENT.json (Gradescope format) and gradebook.csv (student,
@@ -477,7 +501,7 @@ def grade_all_command(set_id, submissions, out_dir, jobs, force, exercises, cour
     """
     from .instructor.gradebook import grade_all
 
-    extra = ["--lang", lang or default_lang()]
+    extra: list[object] = ["--lang", lang or default_lang()]
     extra += ["--isolation", isolation] if isolation else []
     extra += sandbox.require_isolation_args(required) if required else []
     for flag, value in (("--time-limit", time_limit), ("--import-time-limit", import_time_limit),
@@ -519,7 +543,7 @@ def _progress(submissions):
 
 
 @main.group()
-def export():
+def export() -> None:
     """Package a set for another grading platform."""
 
 
@@ -534,7 +558,8 @@ def export():
               default="after_published", show_default=True,
               help="When students see hidden checks on Gradescope.")
 @require_isolation_option(sandbox.BATCH_MINIMUM)
-def export_gradescope(set_id, output, course_dir, lang, hidden_visibility, required):
+def export_gradescope(set_id: str, output: str, course_dir: str | None, lang: str,
+                      hidden_visibility: str, required: str) -> None:
     """Write a Gradescope autograder.zip (setup.sh, run_autograder, the course)."""
     from .instructor.export import gradescope_zip
 
@@ -553,7 +578,7 @@ def export_gradescope(set_id, output, course_dir, lang, hidden_visibility, requi
 @COURSE_OPTION
 @click.option("--isolation", type=click.Choice(sandbox.LEVELS), default=None,
               help="Isolation for grading the stubs and references before writing.")
-def release(set_id, out_dir, course_dir, isolation):
+def release(set_id: str, out_dir: str, course_dir: str | None, isolation: str | None) -> None:
     """Write the student bundle of SET: grader, stubs, visible checks; no solutions.
 
     Refuses when a stub passes a check (it would ship an answer)."""

@@ -4,7 +4,7 @@ import os
 from pathlib import Path
 
 
-def write_atomic(path, data):
+def write_atomic(path: str | os.PathLike[str], data: str | bytes) -> None:
     """Write text or bytes to ``path`` through a temporary file and a rename."""
     path = Path(path)
     tmp = path.with_name(path.name + ".tmp")

@@ -8,20 +8,25 @@ tests over a proxy (``hidden_tests``), points (``points``), a RunResult.
 
 import dataclasses
 import time
+from collections.abc import Collection
 from pathlib import Path
+from typing import Any
 
+from .course.spec import ExerciseSet
 from .judge import hidden_tests
-from .run import sandbox, wire
-from .judge.msg import Msg
 from .judge.check import judge_bounded, load_lines
+from .judge.msg import Msg
 from .judge.points import resolve_points
-from .run.references import Reference
 from .judge.results import CheckResult, ExerciseResult, RunResult
+from .run import sandbox, wire
+from .run.references import Reference
 from .run.student import RunFolder, StudentProcess
 
 
-def grade_set(exercise_set, submission, level, limit_overrides=None, only=None,
-              required=None, student=None, variants=None):
+def grade_set(exercise_set: ExerciseSet, submission: str | Path, level: str,
+              limit_overrides: dict[str, Any] | None = None,
+              only: Collection[str] | None = None, required: str | None = None,
+              student: str | None = None, variants: dict[str, int] | None = None) -> RunResult:
     """Grade ``submission`` (a folder of stub files) against ``exercise_set``.
 
     ``required``: the weakest isolation acceptable (sandbox.RANKS); a weaker

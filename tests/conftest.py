@@ -2,9 +2,9 @@
 
 import json
 import shutil
-import textwrap
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import pytest

@@ -16,7 +16,6 @@ import sys
 import zipfile
 
 import pytest
-
 from conftest import EXERCISES, ROOT, SOLUTIONS, run_cli
 
 from grader.instructor import batch

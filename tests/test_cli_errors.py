@@ -3,7 +3,6 @@
 import shutil
 
 import pytest
-
 from conftest import ROOT, run_cli
 
 
@@ -70,3 +69,11 @@ def test_broken_hidden_test_file(course):
     (course / "solutions" / "day3" / "test_attention.py").write_text("import nosuchmodule\n")
     message = grade(course)
     assert "hidden tests could not be collected" in message and "nosuchmodule" in message
+
+
+def test_version_has_one_source():
+    import grader
+
+    proc = run_cli("--version")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["attn-grade,", "version", grader.__version__]

@@ -5,10 +5,17 @@ import re
 import shutil
 
 import pytest
-
-from conftest import (FULL_DAY3, ROOT, SOLUTIONS, checks_of, copy_exercises, grade_json,
-                      grade_many, run_cli, scores_by_exercise)
-
+from conftest import (
+    FULL_DAY3,
+    ROOT,
+    SOLUTIONS,
+    checks_of,
+    copy_exercises,
+    grade_json,
+    grade_many,
+    run_cli,
+    scores_by_exercise,
+)
 
 FULL = {"day3": FULL_DAY3,
         "c3-l2": {"dot_by_hand": 6.0, "scores": 8.0, "proportion": 6.0, "memory": 8.0,
@@ -140,7 +147,8 @@ MISTAKES = {
         "shapes", ("    return d_model // n_heads\n",
                    "    return (d_model // n_heads, d_model // n_heads)\n"))),
     "shape-transposed": ("shapes", patched(
-        "shapes", ("return (d_model, d_model // n_heads)", "return (d_model // n_heads, d_model)"))),
+        "shapes", ("return (d_model, d_model // n_heads)",
+                   "return (d_model // n_heads, d_model)"))),
     "multihead-adds-params": ("shapes", patched(
         "shapes", ("    return 2 * d_model * d_model + 2 * d_model * kv_width",
                    "    return n_heads * (2 * d_model * d_model + 2 * d_model * kv_width)"))),
@@ -151,7 +159,8 @@ MISTAKES = {
     "kv-missing-factor-2": ("kv_cache", patched(
         "kv_cache", (KV_TIMES, "    return n_layers * n_kv_heads * head_dim * bytes_per_elem\n"))),
     "bits-not-bytes": ("kv_cache", patched(
-        "kv_cache", (KV_TIMES, "    return 16 * n_layers * n_kv_heads * head_dim * bytes_per_elem\n"))),
+        "kv_cache", (KV_TIMES,
+                     "    return 16 * n_layers * n_kv_heads * head_dim * bytes_per_elem\n"))),
     "kv-missing-layers": ("kv_cache", patched(
         "kv_cache", (KV_TIMES, "    return 2 * n_kv_heads * head_dim * bytes_per_elem\n"))),
     "kv-used-query-heads": ("kv_cache", patched(

@@ -6,9 +6,11 @@ import numpy as np
 import pytest
 import sympy
 
+from grader.course.limits import parse_size
+from grader.course.spec import Compare
+from grader.course.units import UnitError, parse_bytes
 from grader.judge.compare import compare
 from grader.report.messages import render
-from grader.course.spec import Compare
 
 
 def spec(kind, **params):
@@ -171,6 +173,23 @@ def test_bytes_kb_is_not_kib():
 def test_bytes_lowercase_b_means_bits():
     verdict = compare("512 Kb", 524288, spec("bytes"))
     assert verdict.reason.code == "bad-bytes" and "bits" in text(verdict)
+
+
+@pytest.mark.parametrize("size", ["512Kb", "512 kb", "1 Mb", "2 Gib"])
+def test_limit_sizes_read_a_lowercase_b_as_bits_like_answers(size):
+    """--memory-limit and a set's limits follow the same rule as a byte answer."""
+    with pytest.raises(UnitError) as bits:
+        parse_bytes(size)
+    with pytest.raises(ValueError) as limit:
+        parse_size(size)
+    assert str(bits.value) in str(limit.value) and "bits" in str(limit.value)
+
+
+@pytest.mark.parametrize("size,expected", [("512 KB", 512000), ("512kB", 512000),
+                                           ("512KiB", 524288), ("512k", 524288),
+                                           ("768MiB", 768 * 1024 ** 2), ("5", 5), (7, 7)])
+def test_limit_sizes_in_bytes(size, expected):
+    assert parse_size(size) == expected
 
 
 def test_bytes_rejects_code_and_nonsense():

@@ -6,7 +6,6 @@ import re
 import shutil
 
 import pytest
-
 from conftest import EXERCISES, ROOT, SOLUTIONS, grade_many
 
 from grader.course import loader
@@ -44,7 +43,7 @@ CASES = {   # name -> (set, exercise, module, text appended to the reference)
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
     jobs = []
-    for name, (set_id, exercise, module, extra) in CASES.items():
+    for set_id, exercise, module, extra in CASES.values():
         folder = tmp_path_factory.mktemp("content")
         shutil.copytree(EXERCISES / set_id, folder, dirs_exist_ok=True)
         for stub in (EXERCISES / set_id).glob("*.py"):
@@ -105,8 +104,8 @@ def test_every_hint_ladder_climbs_and_gives_no_code_line():
 def test_no_example_in_a_prompt_or_stub_is_a_checked_answer():
     sizes = re.compile(r"['\"](\d+(?:\.\d+)? ?[KMG]i?B)['\"]")
     for set_id in ("day3", "c3-l2"):
-        from grader.run.references import Reference
         from grader.course.units import parse_bytes
+        from grader.run.references import Reference
 
         exercise_set = loader.load_set(COURSE, set_id)
         answers = set()

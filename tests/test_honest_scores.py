@@ -9,13 +9,12 @@ from fractions import Fraction
 
 import pytest
 import sympy
-
 from conftest import ROOT, SOLUTIONS, checks_of, grade_many
 
 from grader.course import loader as spec_loader
-from grader.judge.compare import compare
-from grader.judge.check import judge
 from grader.course.spec import Compare, Course
+from grader.judge.check import judge
+from grader.judge.compare import compare
 from grader.run.student import CallOutcome
 
 COURSE = Course(ROOT)
@@ -144,7 +143,7 @@ def case_runs(tmp_path_factory):
     import shutil
 
     jobs = []
-    for name, (exercise, module, text) in CASES.items():
+    for exercise, module, text in CASES.values():
         folder = tmp_path_factory.mktemp("case")
         shutil.copytree(ROOT / "exercises" / "day3", folder, dirs_exist_ok=True)
         for stub in (ROOT / "exercises" / "day3").glob("*.py"):
@@ -259,7 +258,8 @@ def test_the_query_heads_mistake_is_named_on_every_c3_l2_kv_check_it_fails(tmp_p
     shutil.copytree(ROOT / "exercises" / "c3-l2", folder)
     for stub in (ROOT / "exercises" / "c3-l2").glob("*.py"):
         shutil.copy(SOLUTIONS / "c3-l2" / stub.name, folder / stub.name)
-    swapped = "".join(f"\n\ndef {f}(*args, **kwargs):\n    return {f}_query_heads(*args, **kwargs)\n"
+    swapped = "".join(f"\n\ndef {f}(*args, **kwargs):\n"
+                      f"    return {f}_query_heads(*args, **kwargs)\n"
                       for f in ("kv_bytes_per_token", "kv_bytes_full_context",
                                 "anchor_gqa_full_context", "deepseek_67b_million_tokens"))
     with open(folder / "kv_variants.py", "a", encoding="utf-8") as f:
@@ -270,3 +270,42 @@ def test_the_query_heads_mistake_is_named_on_every_c3_l2_kv_check_it_fails(tmp_p
     assert {"gqa-anchor", "gqa-67b", "gqa-custom-fp32", "anchor-gqa-full-by-hand",
             "deepseek-67b-by-hand"} <= set(failed)
     assert all(tags == ["kv-used-query-heads"] for tags in failed.values()), failed
+
+
+def _scored_run(total, explicit, passed):
+    """A RunResult of one exercise worth ``total``, its checks' points resolved."""
+    from types import SimpleNamespace
+
+    from grader.course.spec import Text
+    from grader.judge.points import resolve_points
+    from grader.judge.results import CheckResult, ExerciseResult, RunResult
+
+    points = resolve_points(total, explicit, "demo.yaml")
+    exercise = SimpleNamespace(id="demo", file="demo.py", checks=(), points=total,
+                               submission_points=None)
+    checks = tuple(CheckResult("demo", "demo.py", f"c{i}", "visible", ok, p)
+                   for i, (p, ok) in enumerate(zip(points, passed)))
+    return RunResult("s", Text("演示", "Demo"), (ExerciseResult(exercise, checks),),
+                     "process", "sub", 0.0)
+
+
+@pytest.mark.parametrize("explicit", [[None, None, None], [2.2, None, None],
+                                      [None, 2.7, None]])
+def test_a_14_point_exercise_over_3_checks_scores_exactly_14(explicit):
+    from grader.report.render import gradescope
+
+    run = _scored_run(14, explicit, (True, True, True))
+    assert run.exercises[0].score == run.exercises[0].max_score == 14
+    assert run.score == run.max_score == 14
+    doc = json.loads(json.dumps(gradescope(run, "en")))
+    assert doc["score"] == doc["max_score"] == 14
+    assert doc["extra_data"]["exercises"][0]["score"] == 14
+    assert doc["extra_data"]["exercises"][0]["max_score"] == 14
+    assert "14 / 14 points" in doc["output"]
+
+
+def test_partial_scores_add_up_as_written():
+    run = _scored_run(4, [None] * 7, (True,) * 7)   # 0.57 * 6 + 0.58
+    assert run.max_score == run.score == 4
+    run = _scored_run(1, [None] * 5, (True, True, True, False, False))
+    assert run.score == 0.6 and run.max_score == 1

@@ -14,11 +14,18 @@ import sys
 import tempfile
 
 import pytest
-
-from conftest import (FULL_DAY3, ROOT, SOLUTIONS, copy_exercises, grade_many,
-                      scores_by_exercise, system_venv)
+from conftest import (
+    FULL_DAY3,
+    ROOT,
+    SOLUTIONS,
+    copy_exercises,
+    grade_many,
+    scores_by_exercise,
+    system_venv,
+)
 
 from grader.run import sandbox
+
 LIMITS = ["--time-limit", "2", "--import-time-limit", "8", "--memory-limit", "768MiB",
           "--output-limit", "4KiB"]
 BWRAP = sandbox.bubblewrap_works()

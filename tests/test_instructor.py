@@ -4,7 +4,6 @@ import json
 import shutil
 
 import pytest
-
 from conftest import GOOD, GOOD_HIDDEN, ROOT, make_course, run_cli
 
 from grader.course import yaml_source
@@ -35,12 +34,14 @@ def test_tiny_course_without_hidden_checks_lets_a_constant_through(tmp_path):
 
 
 @pytest.mark.parametrize("break_it,expected", [
-    (lambda root: (root / "exercises/demo/demo.py").write_text("def double(x):\n    return 2 * x\n"),
+    (lambda root: (root / "exercises/demo/demo.py").write_text(
+        "def double(x):\n    return 2 * x\n"),
      "✗ demo/demo: the stub passes check 'two'"),
     (lambda root: (root / "exercises/demo/demo.yaml").write_text(
         GOOD.replace("args: [2]", "args: [2]\n    expect: 5")),
      "✗ demo/demo: the reference fails check 'two' (seed 0)"),
-    (lambda root: (root / "exercises/demo/demo.yaml").write_text(GOOD.replace("points: 2", "points: [")),
+    (lambda root: (root / "exercises/demo/demo.yaml").write_text(
+        GOOD.replace("points: 2", "points: [")),
      "✗ demo: invalid:"),
     (lambda root: (root / "exercises/demo/extra.py").write_text("x = 1\n"),
      "✗ demo: stub extra.py has no exercise YAML"),
@@ -103,6 +104,33 @@ def test_new_exercise_following_the_readme_passes_dev_check(tmp_path):
     assert proc.returncode == 0, proc.stdout
 
 
+ORDER_HEAD = "format_version: 1\ntitle: {zh: 演示, en: Demo}\n"
+
+
+@pytest.mark.parametrize("order,expected", [
+    ("order: [demo]\n", "order: [demo, extra]\n"),
+    ("order: [demo]   # the only one\n", "order: [demo, extra]   # the only one\n"),
+    ("order: [demo,\n        other]\n", "order: [demo,\n        other, extra]\n"),
+    ("order: [\n  demo,\n  other,\n]\n", "order: [\n  demo,\n  other, extra\n]\n"),
+    ("order:\n  - demo\n  - other  # last\n", "order:\n  - demo\n  - other  # last\n  - extra\n"),
+    ("order:\n- demo\n- other\nnotes: 1\n", "order:\n- demo\n- other\n- extra\nnotes: 1\n"),
+    ("order:\n  - demo", "order:\n  - demo\n  - extra\n"),
+])
+def test_new_adds_the_id_to_a_flow_or_block_order(tmp_path, order, expected):
+    make_course(tmp_path, manifest=ORDER_HEAD + order)
+    proc = run_cli("new", "demo", "extra", "--course", tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "exercises/demo/set.yaml").read_text() == ORDER_HEAD + expected
+
+
+def test_new_refuses_an_order_it_cannot_extend_naming_the_line(tmp_path):
+    make_course(tmp_path, manifest=ORDER_HEAD + "order: []\n")
+    proc = run_cli("new", "demo", "extra", "--course", tmp_path)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "set.yaml:3: could not add 'extra' to 'order'" in proc.stderr
+    assert "add 'extra' to 'order' yourself" in proc.stderr
+
+
 def test_new_refuses_an_existing_exercise(tmp_path):
     make_course(tmp_path)
     proc = run_cli("new", "demo", "demo", "--course", tmp_path)
@@ -129,7 +157,8 @@ def _plain(value):
 
 
 def test_schema_accepts_every_bundled_exercise_and_rejects_a_typo():
-    jsonschema = pytest.importorskip("jsonschema")
+    jsonschema = pytest.importorskip(
+        "jsonschema", reason="needs the test extra: pip install -e '.[test]'")
     schema = json.loads(run_cli("schema").stdout)
     files = [p for p in (ROOT / "exercises").glob("*/*.yaml") if p.name != "set.yaml"]
     assert files

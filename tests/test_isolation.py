@@ -11,14 +11,20 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from conftest import (
+    FULL_DAY3,
+    ROOT,
+    SOLUTIONS,
+    copy_exercises,
+    make_course,
+    run_cli,
+    scores_by_exercise,
+)
 
-from conftest import FULL_DAY3, ROOT, SOLUTIONS, copy_exercises, make_course, run_cli, \
-    scores_by_exercise
-
-from grader.run import sandbox
 from grader.course import loader as spec_loader
-from grader.grading import grade_set
 from grader.course.limits import Limits
+from grader.grading import grade_set
+from grader.run import sandbox
 from grader.run.student import RunFolder, StudentProcess
 
 ROOT_ONLY = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (a run's own uid)")
@@ -97,12 +103,15 @@ def _student(tmp_path, name, code):
     return folder
 
 
+FIVE_SECONDS = Limits(time=5.0)
+
+
 @pytest.fixture
 def run(tmp_path):
     """Start StudentProcesses of one module in their own runs; all closed afterwards."""
     opened = []
 
-    def start(level, name, code, limits=Limits(time=5.0), solutions=None, required=None):
+    def start(level, name, code, limits=FIVE_SECONDS, solutions=None, required=None):
         folder = RunFolder(sandbox.plan(level, solutions, required))
         process = StudentProcess(folder, _student(tmp_path, name, code), name, limits, level)
         opened.append((folder, process))
@@ -167,7 +176,8 @@ def test_concurrent_runs_have_different_uids_and_cannot_reach_each_other(run, tm
     assert a.value[0] != b.value[0]
     _, _, _, _, alice_pid, alice_cwd = a.value
     alice_submission, = alice.folder.stage(alice.submission)
-    targets = [alice_cwd, os.path.join(alice_cwd, "job.json"), os.path.join(alice_cwd, "console.log"),
+    targets = [alice_cwd, os.path.join(alice_cwd, "job.json"),
+               os.path.join(alice_cwd, "console.log"),
                alice_submission, os.path.join(alice_submission, "who.py"),
                str(alice.folder.runtime), alice.submission]
     outcome = bob.call("snoop", [targets, alice_pid])

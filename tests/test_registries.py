@@ -7,7 +7,6 @@ A forgotten piece fails here, never in a student's run.
 import re
 
 import click
-
 from conftest import ROOT
 
 from grader import cli
@@ -73,8 +72,8 @@ def test_every_language_has_a_catalogue_texts_and_a_cli_choice():
     for lang in LANGUAGES:
         assert messages.catalogue(lang)
     for command in cli.main.commands.values():
-        for command in getattr(command, "commands", {}).values() or [command]:
-            for param in command.params:
+        for leaf in getattr(command, "commands", {}).values() or [command]:
+            for param in leaf.params:
                 if param.name == "lang":
                     assert isinstance(param.type, click.Choice)
-                    assert set(param.type.choices) == set(LANGUAGES), command.name
+                    assert set(param.type.choices) == set(LANGUAGES), leaf.name

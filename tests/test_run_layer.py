@@ -6,15 +6,16 @@ import signal
 
 import pytest
 
-from grader.run.child_main import EXIT_OUT_OF_MEMORY
-from grader.report.messages import render
-from grader.judge.hidden_tests import outcome_from_wire, outcome_to_wire
-from grader.judge.check import outcome_lines
 from grader.course.limits import Limits
+from grader.judge.check import outcome_lines
+from grader.judge.hidden_tests import outcome_from_wire, outcome_to_wire
+from grader.report.messages import render
 from grader.run.channel import Channel, Waited
 from grader.run.child import diagnose
+from grader.run.child_main import EXIT_OUT_OF_MEMORY
 from grader.run.outcome import CallOutcome, Crash, Status, outcome_from_answer
 from grader.run.student import RunFolder, StudentProcess
+from grader.run.wire import WireError
 
 MiB = 1024 ** 2
 LIMITS = Limits(cpu=30.0, memory=768 * MiB, tmp=8 * MiB, processes=2)
@@ -33,7 +34,7 @@ def test_status_round_trips_as_its_old_string(status):
 def test_unknown_status_is_refused():
     with pytest.raises(ValueError):
         CallOutcome("exploded")
-    with pytest.raises(Exception):
+    with pytest.raises(WireError):
         outcome_from_answer({"status": "crashed"})   # a child cannot claim a crash
 
 

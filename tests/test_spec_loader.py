@@ -2,12 +2,12 @@
 
 
 import pytest
+from conftest import GOOD, ROOT, make_course
 
 from grader.course import loader as spec_loader
-from grader.errors import CourseError
 from grader.course.spec import Course
+from grader.errors import CourseError
 
-from conftest import GOOD, ROOT, make_course
 
 def load_error(tmp_path, **kwargs):
     with pytest.raises(CourseError) as info:
@@ -49,8 +49,9 @@ CORPUS = {
                            10, "'rtol' does not apply to compare kind 'shape'"),
     "unknown tag": (GOOD.replace("args: [2]", "args: [!arry [1, 2]]"), 9,
                     "did you mean '!array'?"),
-    "unquoted comma in flow text": (GOOD.replace("{zh: 演示, en: Demo}", "{zh: 演示 1,000, en: Demo}"),
-                                    3, "got keys 'zh', 0, 'en'"),
+    "unquoted comma in flow text": (
+        GOOD.replace("{zh: 演示, en: Demo}", "{zh: 演示 1,000, en: Demo}"),
+        3, "got keys 'zh', 0, 'en'"),
     "missing bilingual half": (GOOD.replace("{zh: 演示, en: Demo}", "{en: Demo}"), 3,
                                "both 'zh' and 'en'"),
     "wrong format version": (GOOD.replace("format_version: 1", "format_version: 7"), 1,

@@ -5,14 +5,15 @@ import json
 import numpy as np
 import pytest
 import sympy
-
 from conftest import GOOD, GOOD_HIDDEN, ROOT, make_course
 
-from grader.course import inputs, loader as spec_loader
-from grader.instructor import standin_runtime as rt, standins
-from grader.instructor.devcheck import check_set
-from grader.grading import grade_set
+from grader.course import inputs
+from grader.course import loader as spec_loader
 from grader.course.spec import Course
+from grader.grading import grade_set
+from grader.instructor import standin_runtime as rt
+from grader.instructor import standins
+from grader.instructor.devcheck import check_set
 
 LEVEL = "none"   # the stand-ins are the grader's own code; isolation is not the point here
 
@@ -103,7 +104,7 @@ def test_lookup_compares_arguments_by_value_and_by_name():
     sympy.Symbol("n", positive=True), sympy.Symbol("T", integer=True) ** 2 / 3, 0.1, (),
 ])
 def test_arguments_are_rebuilt_from_source(value):
-    rebuilt = eval(standins.to_source(value), {"_rt": rt})   # noqa: S307
+    rebuilt = eval(standins.to_source(value), {"_rt": rt})
     assert rt.same(rebuilt, value) or (isinstance(value, np.ndarray) and np.array_equal(
         rebuilt, value, equal_nan=True) and rebuilt.dtype == value.dtype)
     assert type(rebuilt) is type(value)

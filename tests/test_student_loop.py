@@ -9,7 +9,6 @@ import shutil
 
 import pytest
 from click.testing import CliRunner
-
 from conftest import EXERCISES, ROOT, SOLUTIONS, grade_many, run_cli
 
 from grader.cli import main
@@ -199,7 +198,8 @@ def test_two_students_get_their_own_numbers_and_are_graded_against_them(tmp_path
     assert "q3=[0,2]" in out.replace(" ", "")                # no id: the notes' numbers
 
     def answer(q):   # what a student works out by hand for their q3, to two decimals
-        k = np.array([[1, 0], [0, 1], [1, 0]]); v = np.array([[2, 0], [0, 2], [4, 4]])
+        k = np.array([[1, 0], [0, 1], [1, 0]])
+        v = np.array([[2, 0], [0, 2], [4, 4]])
         e = np.exp(k @ np.array(q, dtype=float))
         return [round(x, 2) for x in (e / e.sum()) @ v]
 

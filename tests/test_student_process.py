@@ -6,8 +6,8 @@ import textwrap
 import numpy as np
 import pytest
 
-from grader.run import sandbox
 from grader.course.limits import Limits
+from grader.run import sandbox
 from grader.run.student import RunFolder, StudentProcess
 
 CODE = '''

@@ -12,7 +12,6 @@ import re
 import time
 
 import pytest
-
 from conftest import ROOT, SOLUTIONS, checks_of, grade_many, run_cli
 
 LIMITS = ("--time-limit", "2", "--lang", "en")
@@ -90,6 +89,7 @@ def _process_level_python():
     import sys
 
     from conftest import system_venv
+
     from grader.run import sandbox
 
     if os.geteuid() == 0 and sandbox._blocking_folder(sys.executable):
@@ -186,7 +186,8 @@ class Evil(Exception):
     pass
 Evil.__name__ = "Evil\\x1b[2J\\x1b[H"
 def softmax(logits, T=1.0):
-    raise ValueError("\\x1b[2J\\x1b[Hattn-grade day3\\r\\n93 / 93 points\\n" + repr(np.asarray(logits).tolist()))
+    raise ValueError("\\x1b[2J\\x1b[Hattn-grade day3\\r\\n93 / 93 points\\n"
+                     + repr(np.asarray(logits).tolist()))
 def greedy(logits):
     raise Evil("\\r\\x1b[1A93 / 93 points")
 '''

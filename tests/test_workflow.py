@@ -11,12 +11,11 @@ import sys
 import zipfile
 
 import pytest
-
 from conftest import ROOT, SOLUTIONS, copy_exercises, run_cli
 
 from grader.course import loader as spec_loader
-from grader.run.references import Reference
 from grader.course.spec import Course
+from grader.run.references import Reference
 
 
 @pytest.fixture(scope="module")

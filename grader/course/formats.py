@@ -5,13 +5,32 @@
   solutions/SET/EXERCISE.hidden.yaml  its hidden checks (never shipped to students)
 """
 
+from typing import Any
+
 from ..errors import CourseError
 from .inputs import TAGS
 from .limits import LIMIT_FIELDS, SIZE_FIELDS, parse_size
 from .schema import (
-    FORMAT_VERSION, IDENT, SLUG, AnyValue, Bilingual, Bool, Enum, Field, Int, ListOf,
-    MapOf, Number, Object, OneKey, Str, Type, did_you_mean,
+    FORMAT_VERSION,
+    IDENT,
+    SLUG,
+    AnyValue,
+    Bilingual,
+    Bool,
+    Enum,
+    Field,
+    Int,
+    ListOf,
+    MapOf,
+    Number,
+    Object,
+    OneKey,
+    Str,
+    Type,
+    Where,
+    did_you_mean,
 )
+
 
 class CompareKind:
     """One compare kind: its tolerance parameters and one line of documentation.
@@ -47,7 +66,7 @@ COMPARE_DOC = {kind: k.doc for kind, k in COMPARE_KINDS.items()}
 class CompareType(Type):
     """``compare: array`` or ``compare: {kind: array, rtol: 1e-6}``."""
 
-    def validate(self, value, where):
+    def validate(self, value: Any, where: Where) -> Any:
         from .spec import Compare
 
         if isinstance(value, str):
@@ -76,7 +95,7 @@ class CompareType(Type):
             where.fail("compare kind 'dict' to say how values compare, e.g. each: shape")
         return Compare(kind, params)
 
-    def json_schema(self):
+    def json_schema(self) -> dict[str, Any]:
         return {"anyOf": [{"enum": list(COMPARE_PARAMS)}, {
             "type": "object", "required": ["kind"],
             "properties": {"kind": {"enum": list(COMPARE_PARAMS),
@@ -90,7 +109,7 @@ class CompareType(Type):
 class LimitsType(Type):
     """``limits: {time: 2, memory: 512MiB}``."""
 
-    def validate(self, value, where):
+    def validate(self, value: Any, where: Where) -> Any:
         raw = Object({name: Field(AnyValue(), name) for name in LIMIT_FIELDS}).validate(
             value, where)
         out = {}
@@ -109,7 +128,7 @@ class LimitsType(Type):
                 out[name] = Number(0.01).validate(v, at)
         return out
 
-    def json_schema(self):
+    def json_schema(self) -> dict[str, Any]:
         size = {"type": ["integer", "string"]}
         return {"type": "object", "additionalProperties": False, "properties": {
             "time": {"type": "number", "description": "seconds of wall time per call"},
@@ -199,7 +218,7 @@ SET = Object({
 }, "a set manifest: exercises/SET/set.yaml")
 
 
-def json_schema():
+def json_schema() -> dict[str, Any]:
     """JSON Schema of an exercise file, for editors."""
     schema = EXERCISE.json_schema()
     return {"$schema": "https://json-schema.org/draft/2020-12/schema",

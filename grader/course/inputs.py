@@ -16,6 +16,8 @@
 """
 
 import json
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -23,7 +25,7 @@ from ..errors import CourseError
 from .yaml_source import Tagged
 
 
-def build(value, path, seed_offset=0):
+def build(value: Any, path: Path, seed_offset: int = 0) -> Any:
     """Replace every Tagged value inside ``value`` by what it stands for."""
     if isinstance(value, Tagged):
         return _build_tagged(value, path, seed_offset)
@@ -85,7 +87,7 @@ MODEL_FIELDS = {"d_model": "hidden_size", "n_heads": "num_attention_heads",
                 "qk_rope_head_dim": "qk_rope_head_dim"}
 
 
-def model_sizes(seed):
+def model_sizes(seed: int) -> dict[str, int]:
     """A made-up model whose sizes agree: d_model = n_heads * head_dim, n_kv_heads
     divides n_heads, head_dim is never 128 (the size every real model uses)."""
     rng = np.random.default_rng([seed, 2])

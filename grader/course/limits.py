@@ -2,10 +2,14 @@
 
 import dataclasses
 import re
+from typing import Any
 
-_SIZE_UNITS = {"": 1, "b": 1, "k": 1024, "kb": 1000, "kib": 1024, "m": 1024 ** 2,
-               "mb": 1000 ** 2, "mib": 1024 ** 2, "g": 1024 ** 3, "gb": 1000 ** 3,
-               "gib": 1024 ** 3}
+from .units import UnitError, unit_factor
+
+# A bare number is bytes and a bare prefix is binary (512M, as ulimit reads it); every
+# other unit is units.unit_factor's, so both parsers agree: KB = 1000 B, KiB = 1024 B,
+# and 'Kb' (lowercase b) is refused as bits.
+_SHORTHAND = {"": 1, "k": 1024, "m": 1024 ** 2, "g": 1024 ** 3}
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*$")
 
 
@@ -23,7 +27,7 @@ class Limits:
     tmp: int = 64 * 1024 ** 2  # bytes of scratch space: bubblewrap's /tmp, and the work
                                # folder beyond one answer file
 
-    def merged(self, **overrides):
+    def merged(self, **overrides: Any) -> "Limits":
         """A copy with the given fields replaced; None leaves a field alone."""
         return dataclasses.replace(self, **{k: v for k, v in overrides.items()
                                             if v is not None})
@@ -33,18 +37,23 @@ LIMIT_FIELDS = tuple(f.name for f in dataclasses.fields(Limits))
 SIZE_FIELDS = ("memory", "output", "answer", "tmp")
 
 
-def parse_size(text):
+def parse_size(text: str | int) -> int:
     """'512 MiB' -> 536870912; a bare number is bytes. ValueError if unreadable."""
     if isinstance(text, int) and not isinstance(text, bool):
         return text
+    expected = f"expected a size such as 512MiB or 1GiB, got {text!r}"
     match = _SIZE.match(str(text))
-    unit = match and match.group(2).lower()
-    if not match or unit not in _SIZE_UNITS:
-        raise ValueError(f"expected a size such as 512MiB or 1GiB, got {text!r}")
-    return int(float(match.group(1)) * _SIZE_UNITS[unit])
+    if not match:
+        raise ValueError(expected)
+    number, unit = match.groups()
+    try:
+        factor = _SHORTHAND.get(unit.lower()) or unit_factor(unit)
+    except UnitError as exc:
+        raise ValueError(f"{expected}: {exc}") from None
+    return int(float(number) * factor)
 
 
-def describe_size(n):
+def describe_size(n: float) -> str:
     """A short human size for messages: 1073741824 -> '1 GiB'."""
     for unit, factor in (("GiB", 1024 ** 3), ("MiB", 1024 ** 2), ("KiB", 1024)):
         if n >= factor:

@@ -10,8 +10,8 @@ expected.  Layout (paths mirror each other, as in rustlings):
 
 from pathlib import Path
 
-from . import formats, inputs, yaml_source
 from ..errors import CourseError
+from . import formats, inputs, yaml_source
 from .limits import Limits
 from .schema import Where, did_you_mean
 from .spec import Check, Course, Exercise, ExerciseSet, Misconception, Rule, Text
@@ -19,7 +19,7 @@ from .spec import Check, Course, Exercise, ExerciseSet, Misconception, Rule, Tex
 HIDDEN_SUFFIX = ".hidden.yaml"
 
 
-def find_course(start=None):
+def find_course(start: str | Path | None = None) -> Course:
     """The folder holding exercises/*/set.yaml: ``start`` or one of its parents."""
     here = Path(start or Path.cwd()).resolve()
     for folder in (here, *here.parents):
@@ -30,7 +30,7 @@ def find_course(start=None):
                       "pass --course DIR")
 
 
-def load_set(course, set_id, seed_offset=0):
+def load_set(course: Course, set_id: str, seed_offset: int = 0) -> ExerciseSet:
     """Load one exercise set with all its exercises and hidden checks."""
     ex_dir = course.exercises_dir / set_id
     manifest_path = ex_dir / "set.yaml"

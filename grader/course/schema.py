@@ -8,6 +8,8 @@ schema`` and the loader cannot drift apart.
 import dataclasses
 import difflib
 import re
+from collections.abc import Iterable
+from typing import Any, NoReturn
 
 from ..errors import CourseError
 from .yaml_source import LocatedDict, LocatedList, Tagged
@@ -24,12 +26,12 @@ class Where:
     line: int
     key: str = ""
 
-    def child(self, key, line=None):
+    def child(self, key: str | int, line: int | None = None) -> "Where":
         joined = f"{self.key}[{key}]" if isinstance(key, int) else (
             f"{self.key}.{key}" if self.key else str(key))
         return Where(self.path, line or self.line, joined)
 
-    def fail(self, expected, got=_MISSING, hint=None):
+    def fail(self, expected: str, got: Any = _MISSING, hint: str | None = None) -> NoReturn:
         what = f"{self.key}: " if self.key else ""
         shown = "" if got is _MISSING else f", got {_show(got)}"
         raise CourseError(f"{what}expected {expected}{shown}", self.path, self.line, hint)
@@ -52,7 +54,7 @@ def _show(value):
     return text if len(text) < 60 else text[:57] + "..."
 
 
-def did_you_mean(word, choices):
+def did_you_mean(word: object, choices: Iterable[object]) -> str | None:
     close = difflib.get_close_matches(str(word), [str(c) for c in choices], n=1, cutoff=0.6)
     return f"did you mean {close[0]!r}?" if close else None
 
@@ -60,10 +62,10 @@ def did_you_mean(word, choices):
 class Type:
     description = ""
 
-    def validate(self, value, where):
+    def validate(self, value: Any, where: Where) -> Any:
         raise NotImplementedError
 
-    def json_schema(self):
+    def json_schema(self) -> dict[str, Any]:
         raise NotImplementedError
 
 
@@ -71,12 +73,12 @@ class Str(Type):
     def __init__(self, pattern=None, what="a string"):
         self.pattern, self.what = pattern and re.compile(pattern), what
 
-    def validate(self, value, where):
+    def validate(self, value: Any, where: Where) -> Any:
         if not isinstance(value, str) or (self.pattern and not self.pattern.fullmatch(value)):
             where.fail(self.what, value)
         return value
 
-    def json_schema(self):
+    def json_schema(self) -> dict[str, Any]:
         schema = {"type": "string"}
         if self.pattern:
             schema["pattern"] = f"^{self.pattern.pattern}$"
@@ -91,13 +93,13 @@ class Int(Type):
     def __init__(self, minimum=None):
         self.minimum = minimum
 
-    def validate(self, value, where):
+    def validate(self, value: Any, where: Where) -> Any:
         if type(value) is not int or (self.minimum is not None and value < self.minimum):
             bound = f" >= {self.minimum}" if self.minimum is not None else ""
             where.fail(f"a whole number{bound}", value)
         return value
 
-    def json_schema(self):
+    def json_schema(self) -> dict[str, Any]:
         schema = {"type": "integer"}
         if self.minimum is not None:
             schema["minimum"] = self.minimum
@@ -110,7 +112,7 @@ class Number(Type):
     def __init__(self, minimum=None):
         self.minimum = minimum
 
-    def validate(self, value, where):
+    def validate(self, value: Any, where: Where) -> Any:
         number = value
         if isinstance(value, str):
             try:
@@ -123,8 +125,8 @@ class Number(Type):
             where.fail(f"a number{bound}", value)
         return number
 
-    def json_schema(self):
-        schema = {"type": ["number", "string"]}
+    def json_schema(self) -> dict[str, Any]:
+        schema: dict[str, Any] = {"type": ["number", "string"]}
         if self.minimum is not None:
             schema = {"anyOf": [{"type": "number", "minimum": self.minimum},
                                 {"type": "string", "pattern": r"^[0-9.eE+-]+$"}]}
@@ -132,12 +134,12 @@ class Number(Type):
 
 
 class Bool(Type):
-    def validate(self, value, where):
+    def validate(self, value: Any, where: Where) -> Any:
         if type(value) is not bool:
             where.fail("true or false", value)
         return value
 
-    def json_schema(self):
+    def json_schema(self) -> dict[str, Any]:
         return {"type": "boolean"}
 
 
@@ -145,23 +147,23 @@ class Enum(Type):
     def __init__(self, *choices):
         self.choices = choices
 
-    def validate(self, value, where):
+    def validate(self, value: Any, where: Where) -> Any:
         if value not in self.choices:
             where.fail("one of " + ", ".join(map(str, self.choices)), value,
                        did_you_mean(value, self.choices))
         return value
 
-    def json_schema(self):
+    def json_schema(self) -> dict[str, Any]:
         return {"enum": list(self.choices)}
 
 
 class AnyValue(Type):
     """Any YAML value, including tagged inputs such as ``!array``."""
 
-    def validate(self, value, where):
+    def validate(self, value: Any, where: Where) -> Any:
         return value
 
-    def json_schema(self):
+    def json_schema(self) -> dict[str, Any]:
         return {}
 
 
@@ -169,7 +171,7 @@ class ListOf(Type):
     def __init__(self, item, min_items=0):
         self.item, self.min_items = item, min_items
 
-    def validate(self, value, where):
+    def validate(self, value: Any, where: Where) -> Any:
         if not isinstance(value, list) or isinstance(value, Tagged):
             where.fail("a list", value)
         if len(value) < self.min_items:
@@ -177,7 +179,7 @@ class ListOf(Type):
         lines = getattr(value, "item_lines", [where.line] * len(value))
         return [self.item.validate(v, where.child(i, lines[i])) for i, v in enumerate(value)]
 
-    def json_schema(self):
+    def json_schema(self) -> dict[str, Any]:
         return {"type": "array", "items": self.item.json_schema(), "minItems": self.min_items}
 
 
@@ -185,7 +187,7 @@ class MapOf(Type):
     def __init__(self, key, value):
         self.key, self.value = key, value
 
-    def validate(self, value, where):
+    def validate(self, value: Any, where: Where) -> Any:
         if not isinstance(value, dict):
             where.fail("a mapping", value)
         lines = getattr(value, "key_lines", {})
@@ -195,7 +197,7 @@ class MapOf(Type):
             out[self.key.validate(k, at)] = self.value.validate(v, at)
         return out
 
-    def json_schema(self):
+    def json_schema(self) -> dict[str, Any]:
         return {"type": "object", "additionalProperties": self.value.json_schema()}
 
 
@@ -213,7 +215,7 @@ class Object(Type):
     def __init__(self, fields, doc="", check=None):
         self.fields, self.doc, self.check = fields, doc, check
 
-    def validate(self, value, where):
+    def validate(self, value: Any, where: Where) -> Any:
         if not isinstance(value, dict):
             where.fail("a mapping with keys " + ", ".join(self.fields), value)
         lines = getattr(value, "key_lines", {})
@@ -238,7 +240,7 @@ class Object(Type):
             self.check(out, Where(where.path, line, where.key), lines)
         return out
 
-    def json_schema(self):
+    def json_schema(self) -> dict[str, Any]:
         return {"type": "object", "description": self.doc, "additionalProperties": False,
                 "required": [k for k, f in self.fields.items() if f.required],
                 "properties": {k: {**f.type.json_schema(), "description": f.doc}
@@ -251,7 +253,7 @@ class OneKey(Type):
     def __init__(self, options):
         self.options = options
 
-    def validate(self, value, where):
+    def validate(self, value: Any, where: Where) -> Any:
         if not isinstance(value, dict) or len(value) != 1:
             where.fail("a mapping with exactly one of " + ", ".join(self.options), value)
         (key, inner), = value.items()
@@ -261,7 +263,7 @@ class OneKey(Type):
         at = where.child(key, getattr(value, "key_lines", {}).get(key))
         return key, self.options[key].validate(inner, at)
 
-    def json_schema(self):
+    def json_schema(self) -> dict[str, Any]:
         return {"oneOf": [{"type": "object", "additionalProperties": False,
                            "required": [k], "properties": {k: t.json_schema()}}
                           for k, t in self.options.items()]}
@@ -270,7 +272,7 @@ class OneKey(Type):
 class Bilingual(Type):
     """Text in both course languages: ``{zh: ..., en: ...}``."""
 
-    def validate(self, value, where):
+    def validate(self, value: Any, where: Where) -> Any:
         if not isinstance(value, dict) or set(value) != {"zh", "en"}:
             got = value
             if isinstance(value, dict):
@@ -279,14 +281,15 @@ class Bilingual(Type):
                        "in {zh: ..., en: ...} quote any text that contains a comma")
         for lang in ("zh", "en"):
             if not isinstance(value[lang], str) or not value[lang].strip():
-                where.child(lang, value.key_lines.get(lang)).fail("non-empty text", value[lang])
+                line = getattr(value, "key_lines", {}).get(lang)
+                where.child(lang, line).fail("non-empty text", value[lang])
         return dict(value)
 
-    def json_schema(self):
+    def json_schema(self) -> dict[str, Any]:
         text = {"type": "string", "minLength": 1}
         return {"type": "object", "additionalProperties": False, "required": ["zh", "en"],
                 "properties": {"zh": text, "en": text}}
 
 
-def is_located(value):
+def is_located(value: object) -> bool:
     return isinstance(value, (LocatedDict, LocatedList))

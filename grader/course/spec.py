@@ -11,7 +11,6 @@ from typing import Any
 
 from .limits import Limits
 
-
 LANGUAGES = ("en", "zh")   # every text of a course, and every message, in each of these
 
 
@@ -22,7 +21,7 @@ class Text:
     zh: str
     en: str
 
-    def get(self, lang):
+    def get(self, lang: str) -> str:
         return self.zh if lang == "zh" else self.en
 
 
@@ -33,7 +32,7 @@ class Compare:
     kind: str
     params: dict
 
-    def param(self, name, default=None):
+    def param(self, name: str, default: Any = None) -> Any:
         value = self.params.get(name)
         return default if value is None else value
 
@@ -57,7 +56,7 @@ class Misconception:
     functions: tuple         # graded functions it applies to (empty: all)
     checks: tuple            # check ids it applies to (empty: all)
 
-    def applies_to(self, check):
+    def applies_to(self, check: "Check") -> bool:
         return ((not self.functions or check.function in self.functions)
                 and (not self.checks or check.id in self.checks))
 
@@ -82,7 +81,7 @@ class Check:
     reveal: str = "answer"     # what a failure may show: answer | diagnosis | nothing
 
     @property
-    def hidden(self):
+    def hidden(self) -> bool:
         return self.visibility == "hidden"
 
 
@@ -107,26 +106,26 @@ class Exercise:
     variant: int = 0           # which of them this copy of the spec stands for
 
     @property
-    def module(self):
+    def module(self) -> str:
         return Path(self.file).stem
 
     @property
-    def params(self):
+    def params(self) -> dict:
         """The numbers of this variant, passed to the reference where it takes them."""
         return dict(self.variants[self.variant]) if self.variants else {}
 
-    def with_variant(self, index):
+    def with_variant(self, index: int) -> "Exercise":
         return dataclasses.replace(self, variant=index % len(self.variants)) \
             if self.variants else self
 
-    def for_student(self, student):
+    def for_student(self, student: str | None) -> "Exercise":
         """The variant a student gets: drawn from their id, the notes' numbers without one."""
         if not student or len(self.variants) < 2:
             return self
         digest = hashlib.sha256(f"{self.set_id}/{self.id}/{student}".encode()).hexdigest()
         return self.with_variant(int(digest, 16) % len(self.variants))
 
-    def wrong_targets(self, misconception):
+    def wrong_targets(self, misconception: Misconception) -> tuple:
         """The graded functions a misconception's wrong version stands in for."""
         if misconception.functions:
             return misconception.functions
@@ -145,7 +144,7 @@ class ExerciseSet:
     solutions_dir: Path
     released: bool = False
 
-    def exercise(self, exercise_id):
+    def exercise(self, exercise_id: str) -> Exercise | None:
         for ex in self.exercises:
             if ex.id == exercise_id:
                 return ex
@@ -157,12 +156,12 @@ class Course:
     root: Path
 
     @property
-    def exercises_dir(self):
+    def exercises_dir(self) -> Path:
         return self.root / "exercises"
 
     @property
-    def solutions_dir(self):
+    def solutions_dir(self) -> Path:
         return self.root / "solutions"
 
-    def set_ids(self):
+    def set_ids(self) -> list[str]:
         return sorted(p.parent.name for p in self.exercises_dir.glob("*/set.yaml"))

@@ -7,6 +7,7 @@ units, decimal ones (KB = 1000 B) are sympy's SI prefixes times a byte.
 
 import re
 from fractions import Fraction
+from typing import Any
 
 _QUANTITY = re.compile(r"^\s*([0-9]+(?:[.,_][0-9]+)*|[0-9]*\.[0-9]+)\s*([A-Za-z]+)?\s*$")
 _BINARY = {"kib": "kibibyte", "mib": "mebibyte", "gib": "gibibyte", "tib": "tebibyte",
@@ -26,7 +27,7 @@ class UnitError(ValueError):
         self.code, self.values = code, values
 
 
-def unit_factor(unit):
+def unit_factor(unit: str) -> int:
     """Bytes in one ``unit`` (as an int), via sympy.physics.units."""
     from sympy.physics import units
     from sympy.physics.units import convert_to
@@ -47,7 +48,7 @@ def unit_factor(unit):
     return int(convert_to(quantity, units.byte) / units.byte)
 
 
-def parse_bytes(value):
+def parse_bytes(value: Any) -> Fraction:
     """A student's byte answer -> Fraction of bytes; UnitError if unreadable."""
     if isinstance(value, bool):
         raise UnitError("a bool is not a number of bytes", "bool")
@@ -69,7 +70,7 @@ def parse_bytes(value):
     return _number(match.group(1)) * unit_factor(match.group(2) or "B")
 
 
-def written_precision(value):
+def written_precision(value: object) -> Fraction:
     """Half a unit of the last digit a size was written with: '362.4 GiB' -> 0.05 GiB.
 
     A rounded answer is still the same mistake; numbers (not text) have none."""
@@ -104,7 +105,7 @@ def _quote(value):
     return repr(value) if len(value) <= 60 else repr(value[:57]) + "..."
 
 
-def describe_bytes(n):
+def describe_bytes(n: Fraction | float) -> str:
     """'1536 B (1.5 KiB)': the exact count and a binary-prefixed reading."""
     n = Fraction(n)
     shown = str(int(n)) if n.denominator == 1 else f"{float(n):g}"

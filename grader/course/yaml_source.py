@@ -6,6 +6,9 @@ mapping and list knows the line of each entry, duplicate keys are an error
 visible as ``Tagged`` values instead of being constructed.
 """
 
+from pathlib import Path
+from typing import Any
+
 import yaml
 
 from ..errors import CourseError
@@ -38,7 +41,7 @@ class Tagged:
 _scalar = yaml.SafeLoader("")
 
 
-def load(path):
+def load(path: Path) -> Any:
     """Parse one YAML file; syntax errors become CourseError with the line."""
     try:
         text = path.read_text(encoding="utf-8")

@@ -8,10 +8,15 @@ grading is spent waiting on student processes.
 import json
 import subprocess
 import sys
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
+from typing import Any
 
 # the folder that holds this grader package (a worktree, a course, site-packages)
+# One grading's (exit code or None on a timeout, its JSON document or None, stderr).
+RunOutput = tuple[int | None, Any, str]
+
 PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
 
 # How a child imports the grader: ``-m grader`` would put the current folder
@@ -25,18 +30,21 @@ IMPORT_GRADER = (
     f"sys.path.insert(0, {PACKAGE_ROOT!r}); import grader.cli; del sys.path[0]")
 
 
-def grader_argv(*args):
+def grader_argv(*args: object) -> list[str]:
     """argv that runs ``attn-grade ARGS`` with this very grader package."""
     return [sys.executable, "-c", IMPORT_GRADER + "; grader.cli.main(prog_name='attn-grade')",
             *map(str, args)]
 
 
-def grade_command(set_id, submission, course, *extra):
+def grade_command(set_id: str, submission: str | Path, course: str | Path,
+                  *extra: object) -> list[str]:
     return grader_argv(set_id, "--course", course, "--submission", submission, "--json",
                        *extra)
 
 
-def run_many(commands, jobs, on_done=None, timeout=3600, cwd=None):
+def run_many(commands: Sequence[Sequence[str]], jobs: int,
+             on_done: Callable[[int, RunOutput], object] | None = None,
+             timeout: float = 3600, cwd: str | Path | None = None) -> list[RunOutput]:
     """Run ``commands`` with ``jobs`` at a time (in the folder ``cwd``); results in order.
 
     Each result is (exit code, parsed JSON document or None, stderr). Give a
@@ -54,11 +62,11 @@ def run_many(commands, jobs, on_done=None, timeout=3600, cwd=None):
             doc = None
         return proc.returncode, doc, proc.stderr
 
-    results = [None] * len(commands)
+    results: dict[int, RunOutput] = {}
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         futures = {pool.submit(one, argv): i for i, argv in enumerate(commands)}
         for future in as_completed(futures):
             results[futures[future]] = future.result()
             if on_done:
                 on_done(futures[future], results[futures[future]])
-    return results
+    return [results[i] for i in range(len(commands))]

@@ -11,12 +11,15 @@ score nothing, or at most half for the lookup table (``standins``).
 import dataclasses
 import shutil
 import tempfile
+from collections.abc import Collection, Sequence
 from pathlib import Path
 
 from ..course import loader as spec_loader
-from . import standins
+from ..course.spec import Course, ExerciseSet
 from ..errors import CourseError
 from ..grading import grade_set
+from ..judge.results import ExerciseResult
+from . import standins
 
 SEEDS = (0, 1, 2)
 CLOSE_MARGIN = 0.5
@@ -36,7 +39,9 @@ class Finding:
         return f"{'✗' if self.problem else '·'} {where}: {self.message}"
 
 
-def check_course(course, set_ids, level, seeds=SEEDS, only=None):
+def check_course(course: Course, set_ids: Sequence[str], level: str,
+                 seeds: Sequence[int] = SEEDS,
+                 only: Collection[str] | None = None) -> list[Finding]:
     """All findings for the given sets (problems and notes)."""
     findings = []
     for set_id in set_ids:
@@ -44,7 +49,8 @@ def check_course(course, set_ids, level, seeds=SEEDS, only=None):
     return findings
 
 
-def check_set(course, set_id, level, seeds=SEEDS, only=None, stand_ins=True):
+def check_set(course: Course, set_id: str, level: str, seeds: Sequence[int] = SEEDS,
+              only: Collection[str] | None = None, stand_ins: bool = True) -> list[Finding]:
     """``only``: exercise ids to grade (None: all); files are always all checked."""
     try:
         exercise_set = spec_loader.load_set(course, set_id)
@@ -53,7 +59,7 @@ def check_set(course, set_id, level, seeds=SEEDS, only=None, stand_ins=True):
     findings = stray_files(exercise_set)
     try:
         findings += stubs_fail(exercise_set, level, only)
-        reference_runs = {}
+        reference_runs: dict[str, ExerciseResult] = {}
         findings += solutions_pass(course, set_id, level, seeds, only, reference_runs)
         findings += wrong_versions_caught(exercise_set, level, only)
         findings += variants_pass(exercise_set, level, only)
@@ -64,7 +70,7 @@ def check_set(course, set_id, level, seeds=SEEDS, only=None, stand_ins=True):
     return findings
 
 
-def stray_files(exercise_set):
+def stray_files(exercise_set: ExerciseSet) -> list[Finding]:
     """Stubs without YAML, solutions without stubs, hidden files without exercise."""
     set_id, out = exercise_set.id, []
     stubs = {e.file for e in exercise_set.exercises}
@@ -90,15 +96,19 @@ def stray_files(exercise_set):
     return out
 
 
-def stubs_fail(exercise_set, level, only=None):
+def stubs_fail(exercise_set: ExerciseSet, level: str,
+               only: Collection[str] | None = None) -> list[Finding]:
     run = grade_set(exercise_set, exercise_set.exercises_dir, level, only=only)
     return [Finding(exercise_set.id, c.exercise, f"the stub passes check {c.check!r}")
             for e in run.exercises for c in e.checks if c.passed]
 
 
-def solutions_pass(course, set_id, level, seeds, only=None, keep=None):
+def solutions_pass(course: Course, set_id: str, level: str, seeds: Sequence[int],
+                   only: Collection[str] | None = None,
+                   keep: dict[str, ExerciseResult] | None = None) -> list[Finding]:
     """``keep``: a dict that receives the first seed's ExerciseResult of each exercise."""
-    out, margins = [], {}
+    out: list[Finding] = []
+    margins: dict[tuple[str, str], float] = {}
     for seed in seeds:
         exercise_set = spec_loader.load_set(course, set_id, seed_offset=seed)
         run = grade_set(exercise_set, exercise_set.solutions_dir, level, only=only)
@@ -116,7 +126,7 @@ def solutions_pass(course, set_id, level, seeds, only=None, keep=None):
     return out
 
 
-def margin_notes(set_id, margins):
+def margin_notes(set_id: str, margins: dict[tuple[str, str], float]) -> list[Finding]:
     """The checks whose reference answer comes closest to the tolerance limit."""
     ranked = sorted(margins.items(), key=lambda kv: -kv[1])
     shown = [kv for kv in ranked if kv[1] > CLOSE_MARGIN] or ranked[:1]
@@ -125,7 +135,8 @@ def margin_notes(set_id, margins):
             for (ex, check), margin in shown]
 
 
-def wrong_versions_caught(exercise_set, level, only=None):
+def wrong_versions_caught(exercise_set: ExerciseSet, level: str,
+                          only: Collection[str] | None = None) -> list[Finding]:
     """Grade each registered wrong function in place of its graded function."""
     out = []
     for exercise in [v for e in exercise_set.exercises for v in _each_variant(e)]:
@@ -222,10 +233,9 @@ def _bind(function):
 """
 
 
-
-
-
-def stand_ins_score_nothing(exercise_set, level, reference_runs, only=None):
+def stand_ins_score_nothing(exercise_set: ExerciseSet, level: str,
+                            reference_runs: dict[str, ExerciseResult],
+                            only: Collection[str] | None = None) -> list[Finding]:
     """The stand-in table (a note) and a problem for each stand-in that scores too much."""
     scores = standins.grade_standins(exercise_set, level, reference_runs, only)
     if not scores:

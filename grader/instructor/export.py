@@ -12,6 +12,7 @@ import io
 import zipfile
 from pathlib import Path
 
+from ..course.spec import Course
 from ..run.sandbox import BATCH_MINIMUM
 
 SETUP = """\
@@ -64,8 +65,9 @@ exit 0
 COURSE_FILES = ("pyproject.toml", "README.md")
 
 
-def gradescope_zip(course, set_id, lang="en", hidden_visibility="after_published",
-                   required=BATCH_MINIMUM):
+def gradescope_zip(course: Course, set_id: str, lang: str = "en",
+                   hidden_visibility: str = "after_published",
+                   required: str = BATCH_MINIMUM) -> bytes:
     """The bytes of an autograder.zip for one set."""
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:

@@ -18,12 +18,16 @@ import shutil
 import tempfile
 import unicodedata
 import zipfile
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
+from typing import Any
 
-from . import batch, uploads as submission_files
-from ..report import render as report
+from ..course.spec import Course, ExerciseSet
 from ..errors import CourseError
 from ..files import write_atomic
+from ..report import render as report
+from . import batch
+from . import uploads as submission_files
 
 MAX_ZIP_BYTES = 64 * 1024 ** 2
 MAX_ZIP_FILES = 2000
@@ -42,14 +46,14 @@ class Submission:
     problem: str | None = None  # why it cannot be graded
 
 
-def find_submissions(folder):
+def find_submissions(folder: str | Path) -> list[Submission]:
     """A Submission for each sub-folder or .zip of ``folder`` (hidden folders skipped).
 
     A folder and a zip with one name (``alice/``, ``alice.zip``), or names
     differing only in case, are one error row naming all of them: which one is
     the student's work is for a person to decide.
     """
-    groups = {}
+    groups: dict[str, list[tuple[str, Path]]] = {}
     for path in sorted(Path(folder).iterdir()):
         if path.is_dir() and not path.name.startswith("."):
             name = path.name
@@ -79,7 +83,7 @@ def _submissions(group):
     return out
 
 
-def unsafe_name(name):
+def unsafe_name(name: str) -> str | None:
     """Why ``name`` cannot be a student id and a file name, or None if it can."""
     if not name:
         return "the name is empty"
@@ -104,7 +108,7 @@ def _entry_name(path):
     return path.name + ("/" if path.is_dir() else "")
 
 
-def unpack(zip_path, into):
+def unpack(zip_path: Path, into: Path) -> None:
     """Extract a student's zip into the new folder ``into``, refusing unsafe members."""
     try:
         into.mkdir(mode=0o700)
@@ -123,8 +127,10 @@ def unpack(zip_path, into):
         raise CourseError(f"cannot unpack: {exc}", zip_path) from None
 
 
-def grade_all(course, exercise_set, submissions_dir, out_dir, jobs, extra_args=(),
-              force=False, progress=None, only=None):
+def grade_all(course: Course, exercise_set: ExerciseSet, submissions_dir: str | Path,
+              out_dir: str | Path, jobs: int, extra_args: Sequence[object] = (),
+              force: bool = False, progress: Callable[[str], object] | None = None,
+              only: Collection[str] | None = None) -> list[dict[str, Any]]:
     """Grade every submission (the exercises ``only``, or all); the gradebook rows."""
     exercises = [e for e in exercise_set.exercises if not only or e.id in only]
     results_dir = Path(out_dir) / "results"

@@ -12,22 +12,25 @@ hidden checks run when the work is submitted.
 import shutil
 from fractions import Fraction
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import yaml
 
 from ..course import yaml_source
-from ..judge.compare import same_value
+from ..course.spec import Course, Exercise, ExerciseSet
 from ..errors import CourseError
 from ..grading import grade_set
 from ..judge.check import pick
+from ..judge.compare import same_value
 from ..run.references import Reference
 from .uploads import stub_names
 
 BUNDLE_FILES = ("pyproject.toml",)
 
 
-def make_release(course, exercise_set, out, level):
+def make_release(course: Course, exercise_set: ExerciseSet, out: str | Path,
+                 level: str) -> Path:
     """Write the student bundle of ``exercise_set`` into the folder ``out``."""
     out = Path(out)
     if out.exists() and any(out.iterdir()):
@@ -69,7 +72,8 @@ def _points_at_submission(exercise_set, level):
     return {(c.exercise, c.check): c.max_score for e in run.exercises for c in e.checks}
 
 
-def released_exercise(exercise, points):
+def released_exercise(exercise: Exercise,
+                      points: dict[tuple[str, str], float]) -> dict[str, Any]:
     """The exercise YAML data with expected answers baked into visible checks; each
     kept check keeps the points it has at submission, so local scores are honest."""
     raw = _plain(yaml_source.load(exercise.spec_path))

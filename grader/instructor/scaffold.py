@@ -5,8 +5,12 @@ NotImplementedError, so ``dev check`` fails until the reference is written.
 """
 
 import re
+from pathlib import Path
+
+import yaml
 
 from ..course import yaml_source
+from ..course.spec import Course
 from ..errors import CourseError
 
 YAML = """\
@@ -84,7 +88,7 @@ order:
 """
 
 
-def new_exercise(course, set_id, exercise_id):
+def new_exercise(course: Course, set_id: str, exercise_id: str) -> list[Path]:
     """Write the files of a new exercise and list it in the set; the paths written."""
     if not re.fullmatch(r"[a-z][a-z0-9_]*", exercise_id):
         raise CourseError(f"exercise id {exercise_id!r}: use lowercase letters, digits and _",
@@ -113,18 +117,58 @@ def new_exercise(course, set_id, exercise_id):
     return [*paths, manifest]
 
 
-def _add_to_order(manifest, exercise_id):
-    """Append to the block list under 'order:' without disturbing comments."""
+def _add_to_order(manifest: Path, exercise_id: str) -> None:
+    """Add the id at the end of 'order' (a block list or a flow list, on one line or
+    several) without disturbing comments; refuse, naming the line, if that fails."""
     data = yaml_source.load(manifest)
     order = data.get("order")
+    line = getattr(data, "key_lines", {}).get("order")
+
+    def refuse(why: str, at: int | None) -> CourseError:
+        return CourseError(f"could not add {exercise_id!r} to 'order': {why}", manifest, at,
+                           hint=f"the exercise's files are written; add '{exercise_id}' "
+                                "to 'order' yourself")
+
     if not isinstance(order, list) or not order or not hasattr(order, "item_lines"):
-        raise CourseError("could not add the exercise to 'order'", manifest,
-                          hint=f"add '{exercise_id}' to 'order' yourself")
-    lines = manifest.read_text(encoding="utf-8").splitlines(keepends=True)
-    last = lines[order.item_lines[-1] - 1]
-    if last.lstrip().startswith("- "):
-        indent = last[:len(last) - len(last.lstrip())]
-        lines.insert(order.item_lines[-1], f"{indent}- {exercise_id}\n")
-    else:   # a flow list: order: [a, b]
-        lines[order.line - 1] = re.sub(r"\]\s*$", f", {exercise_id}]\n", lines[order.line - 1])
-    manifest.write_text("".join(lines), encoding="utf-8")
+        raise refuse("it is not a non-empty list", line)
+    text = manifest.read_text(encoding="utf-8")
+    node = _order_node(text)
+    if node is None or len(node.value) != len(order):
+        raise refuse("cannot find the list in the file", line)
+    if node.flow_style:   # order: [a, b] on one line or several
+        close = node.end_mark.index - 1
+        if text[close:close + 1] != "]":
+            raise refuse("cannot find the list's closing ']'", node.end_mark.line + 1)
+        before = text[:close].rstrip()
+        sep = " " if before.endswith(",") else ", "
+        new_text = before + sep + exercise_id + text[len(before):]
+    else:                 # a block list: one '- item' per line
+        lines = text.splitlines(keepends=True)
+        last = node.value[-1]
+        dash = lines[last.start_mark.line]
+        indent = dash[:len(dash) - len(dash.lstrip())]
+        if not dash.lstrip().startswith("-"):
+            raise refuse("its last item does not start a line with '- '",
+                         last.start_mark.line + 1)
+        end = last.end_mark.line + (1 if last.end_mark.column else 0)
+        if end and not lines[end - 1].endswith("\n"):
+            lines[end - 1] += "\n"
+        lines.insert(end, f"{indent}- {exercise_id}\n")
+        new_text = "".join(lines)
+    try:
+        added = yaml.safe_load(new_text).get("order")
+    except yaml.YAMLError:
+        added = None
+    if added != [*order, exercise_id]:
+        raise refuse("the list is written in a way this command cannot extend", line)
+    manifest.write_text(new_text, encoding="utf-8")
+
+
+def _order_node(text: str) -> yaml.SequenceNode | None:
+    """The YAML node of the top-level 'order' list, with its marks."""
+    root = yaml.compose(text, Loader=yaml.SafeLoader)
+    if isinstance(root, yaml.MappingNode):
+        for key, value in root.value:
+            if key.value == "order" and isinstance(value, yaml.SequenceNode):
+                return value
+    return None

@@ -30,12 +30,16 @@ import json
 import math
 import shutil
 import tempfile
+from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
+from ..course.spec import Exercise, ExerciseSet
 from ..errors import CourseError
 from ..grading import grade_set
+from ..judge.results import ExerciseResult
 from ..run.references import Reference
 
 KINDS = ("zeros", "constant", "echo", "lookup")
@@ -67,15 +71,17 @@ class Score:
     failing: str = ""   # why it could not be built, if so
 
     @property
-    def allowed(self):
+    def allowed(self) -> float:
         return self.max_score / 2 if self.kind == "lookup" else 0.0
 
     @property
-    def too_high(self):
+    def too_high(self) -> bool:
         return not self.failing and self.score > self.allowed + 1e-9
 
 
-def grade_standins(exercise_set, level, reference_runs, only=None):
+def grade_standins(exercise_set: ExerciseSet, level: str,
+                   reference_runs: dict[str, ExerciseResult],
+                   only: Collection[str] | None = None) -> list[Score]:
     """A Score for every (function, stand-in kind) of the set's exercises.
 
     ``reference_runs``: {exercise id: the reference's ExerciseResult}, which
@@ -87,7 +93,7 @@ def grade_standins(exercise_set, level, reference_runs, only=None):
     scores = []
     data = data_files(exercise_set)
     for kind in KINDS:
-        jobs = {}
+        jobs: dict[str, list[str]] = {}
         for e in exercises:
             for f, kinds in plans[e.id].items():
                 if kind not in kinds:
@@ -161,7 +167,8 @@ def _grade(exercise_set, level, replace):
     return {e.exercise.id: e.checks for e in run.exercises}
 
 
-def build_submission(exercise_set, replace, folder):
+def build_submission(exercise_set: ExerciseSet, replace: dict[str, Any],
+                     folder: Path) -> Path:
     """The reference solutions, with each function of ``replace`` swapped for its stand-in."""
     shutil.copytree(exercise_set.exercises_dir, folder)
     for stub in exercise_set.exercises_dir.glob("*.py"):
@@ -184,7 +191,8 @@ def build_submission(exercise_set, replace, folder):
     return folder
 
 
-def standin_source(exercise, function, kind, data=()):
+def standin_source(exercise: Exercise, function: str, kind: str,
+                   data: Sequence[Any] = ()) -> list[str]:
     """Source lines defining ``function`` as the ``kind`` stand-in."""
     f = function
     if kind == "zeros":
@@ -218,7 +226,7 @@ def _visible_calls(exercise, function):
     return out
 
 
-def data_files(exercise_set):
+def data_files(exercise_set: ExerciseSet) -> list[dict[str, Any]]:
     """The JSON mappings shipped under exercises/SET/ (model configs and the like)."""
     out = []
     for path in sorted(exercise_set.exercises_dir.rglob("*.json")):
@@ -275,7 +283,7 @@ def _same_call(a, b):
     return same(list(a[0]), list(b[0])) and same(a[1], b[1])
 
 
-def to_source(value):
+def to_source(value: Any) -> str:
     """Python source that rebuilds ``value`` in the stand-in module."""
     if isinstance(value, np.ndarray):
         flat = ", ".join(_scalar(v) for v in value.ravel().tolist())
@@ -313,24 +321,25 @@ def _scalar(v):
     return repr(v)
 
 
-def table(scores):
+def table(scores: Iterable[Score]) -> list[str]:
     """The dev check's compact table: one line per function, a column per kind."""
-    rows, out = {}, []
+    rows: dict[tuple[str, str, str], dict[str, Score]] = {}
+    out: list[str] = []
     for s in scores:
         rows.setdefault((s.set_id, s.exercise, s.function), {})[s.kind] = s
     width = max((len(f"{ex}.{f}") for _, ex, f in rows), default=10)
     out.append(f"  {'function':<{width}}  " + "  ".join(f"{k:>10}" for k in KINDS))
-    for (set_id, ex, f), kinds in rows.items():
+    for (_set_id, ex, f), kinds in rows.items():
         cells = []
         for kind in KINDS:
-            s = kinds.get(kind)
-            if s is None:
+            cell = kinds.get(kind)
+            if cell is None:
                 cells.append(f"{'-':>10}")
                 continue
-            if s.failing:
+            if cell.failing:
                 cells.append(f"{'✗?':>10}")
                 continue
-            mark = "✗" if s.too_high else " "
-            cells.append(f"{mark}{s.score:g}/{s.max_score:g}".rjust(10))
+            mark = "✗" if cell.too_high else " "
+            cells.append(f"{mark}{cell.score:g}/{cell.max_score:g}".rjust(10))
         out.append(f"  {f'{ex}.{f}':<{width}}  " + "  ".join(cells))
     return out

@@ -14,7 +14,10 @@ import hashlib
 import os
 import shutil
 import stat
+from collections.abc import Iterable
 from pathlib import Path
+
+from ..course.spec import Exercise
 
 # folders never searched: the grader and solutions are not the student's work
 SKIPPED_FOLDERS = frozenset({"grader", "solutions", "__pycache__", "__MACOSX"})
@@ -26,15 +29,16 @@ class SubmissionError(Exception):
     """A problem with what a student uploaded, worded for the student."""
 
 
-def stub_names(exercises):
+def stub_names(exercises: Iterable[Exercise]) -> tuple[str, ...]:
     """The file names students edit, e.g. ('attention.py', 'temperature.py')."""
     return tuple(sorted({exercise.file for exercise in exercises}))
 
 
-def find_stub_files(upload, names):
+def find_stub_files(upload: str | Path, names: Iterable[str]) -> dict[str, Path]:
     """{name: path} of each stub file in the folder ``upload``, links not followed."""
     upload = Path(upload)
-    wanted, found, seen = set(names), {}, 0
+    wanted, seen = set(names), 0
+    found: dict[str, Path] = {}
     for folder, dirs, files in os.walk(upload, followlinks=False):
         dirs[:] = sorted(d for d in dirs if not _skipped(d))
         seen += len(dirs) + len(files)
@@ -66,7 +70,8 @@ def _skipped(folder_name):
     return folder_name.startswith(".") or folder_name in SKIPPED_FOLDERS
 
 
-def collect(upload, names, into, data_from=None):
+def collect(upload: str | Path, names: Iterable[str], into: Path,
+            data_from: Path | None = None) -> list[str]:
     """Copy the stub files found in ``upload`` into the new folder ``into``; their names.
 
     The data files of the course's ``data_from`` folder (``exercises/SET``:
@@ -111,7 +116,7 @@ def _read_regular(path, name):
     return data
 
 
-def content_hash(folder, names):
+def content_hash(folder: str | Path, names: Iterable[str]) -> str:
     """sha256 of the stub files in ``folder`` (names and bytes), to notice a resubmission."""
     digest = hashlib.sha256()
     for name in sorted(names):

@@ -21,6 +21,8 @@ import resource
 import select
 import signal
 import time
+from collections.abc import Callable, Iterator
+from typing import Any
 
 MAX_EVENT_BYTES = 4 * 1024 ** 2
 EXTRA_MEMORY = 1024 ** 3          # address space a fork may add to the grader's
@@ -34,11 +36,11 @@ class Overrun(Exception):
         self.why, self.detail = why, detail
 
 
-def can_fork():
+def can_fork() -> bool:
     return hasattr(os, "fork")
 
 
-def events(target, budget):
+def events(target: Callable[[Any], None], budget: float) -> Iterator["Event"]:
     """Run ``target(channel)`` in a fork; yield each event it emits (a dict).
 
     ``channel.emit(event)`` sends an event; ``channel.ask(event)`` sends one
@@ -75,7 +77,7 @@ class Event(dict):
         super().__init__(data)
         self._replies = replies
 
-    def reply(self, data):
+    def reply(self, data: object) -> None:
         try:
             self._replies.write(json.dumps(data, ensure_ascii=True) + "\n")
             self._replies.flush()

@@ -5,20 +5,24 @@ a failed answer is matched against the exercise's known wrong answers.
 """
 
 import builtins
+from collections.abc import Iterator, Sequence
 from fractions import Fraction
+from typing import Any
 
+from ..course.limits import Limits
+from ..course.spec import Check, Exercise, Misconception, Text
+from ..course.units import UnitError, parse_bytes, written_precision
+from ..run.outcome import CallOutcome
 from . import bounded
 from . import compare as cmp
 from .msg import Msg
 from .results import CheckResult, misconception_line, outcome_from_plain, outcome_to_plain
-from ..course.spec import Text
-from ..course.units import UnitError, parse_bytes, written_precision
-
 
 PLAIN_VALUE = "plain"   # phrased by report.messages.KIND_WORDS
 
 
-def outcome_lines(outcome, function, file, limits, want=PLAIN_VALUE):
+def outcome_lines(outcome: CallOutcome, function: str, file: str, limits: Limits,
+                  want: str = PLAIN_VALUE) -> list[Msg]:
     """Feedback for a call that did not return a usable answer."""
     status, err = outcome.status, outcome.error
     where = Msg("where", file=err["file"], line=err["line"]) if err.get("line") else ""
@@ -53,7 +57,7 @@ def outcome_lines(outcome, function, file, limits, want=PLAIN_VALUE):
     return [Msg("bad-answer", detail=outcome.detail)]
 
 
-def load_lines(outcome, file, limits):
+def load_lines(outcome: CallOutcome, file: str, limits: Limits) -> list[Msg]:
     """Feedback when the module itself could not be imported."""
     if outcome.status == "timeout":
         return [Msg("import-timeout", file=file, seconds=limits.import_time)]
@@ -72,7 +76,7 @@ BUILTIN_EXCEPTIONS = frozenset(
     if isinstance(value, type) and issubclass(value, BaseException))
 
 
-def safe_type(name):
+def safe_type(name: str) -> str | Text:
     """An exception's type name fit for a hidden check: a student's own class name
     could spell out the hidden inputs, so only Python's built-in names are kept."""
     if name in BUILTIN_EXCEPTIONS:
@@ -103,19 +107,20 @@ def _size(n):
     return describe_size(n)
 
 
-def pick(value, key):
+def pick(value: Any, key: Any) -> Any:
     """Item ``key`` of a tuple/list/dict answer; NotComparable otherwise."""
     if key is None:
         return value
     if isinstance(value, dict) and key in value:
         return value[key]
-    if isinstance(value, (tuple, list)) and isinstance(key, int) and -len(value) <= key < len(value):
+    if isinstance(value, (tuple, list)) and isinstance(key, int) \
+            and -len(value) <= key < len(value):
         return value[key]
     raise cmp.NotComparable(Msg("got-type", got_type=type(value).__name__,
                                 want=f"tuple or dict with item {key!r}"))
 
 
-def judge_bounded(jobs, budget):
+def judge_bounded(jobs: Sequence[tuple], budget: float) -> Iterator[tuple[int, CheckResult]]:
     """(index, CheckResult) for each ``judge`` argument tuple in ``jobs``, in order.
 
     The judging runs in a fork (see ``bounded``); a check whose judging
@@ -147,7 +152,8 @@ def judge_bounded(jobs, budget):
             start += 1
 
 
-def judge_safely(check, exercise, outcome, expected, wrong_answers):
+def judge_safely(check: Check, exercise: Exercise, outcome: CallOutcome, expected: Any,
+                 wrong_answers: Sequence[tuple[Misconception, Any]]) -> CheckResult:
     """``judge``, where any failure to read the answer fails only this check."""
     try:
         return judge(check, exercise, outcome, expected, wrong_answers)
@@ -162,7 +168,8 @@ def _base(check, exercise):
                 function=check.function, reveal=check.reveal)
 
 
-def judge(check, exercise, outcome, expected, wrong_answers):
+def judge(check: Check, exercise: Exercise, outcome: CallOutcome, expected: Any,
+          wrong_answers: Sequence[tuple[Misconception, Any]]) -> CheckResult:
     """The result of one YAML check. ``wrong_answers``: (misconception, value) pairs."""
     base = _base(check, exercise)
     printed = "" if check.hidden else outcome.output   # hidden inputs could be printed
@@ -185,8 +192,9 @@ def judge(check, exercise, outcome, expected, wrong_answers):
                if matches(m, answer, expected, wrong, verdict, check)]
     matched, shadowed = _exact_first(matched)
     own = [Msg("not-right", got=answer)] if check.reveal != "answer" else []
-    lines = [*own, verdict.reason, verdict.tolerance, *map(misconception_line, matched), *notes]
-    return CheckResult(passed=False, lines=tuple(lines), tags=tuple(m.tag for m in matched),
+    said: list[Msg | None] = [*own, verdict.reason, verdict.tolerance,
+                              *map(misconception_line, matched), *notes]
+    return CheckResult(passed=False, lines=tuple(said), tags=tuple(m.tag for m in matched),
                        shadowed=tuple(m.tag for m in shadowed), output=printed, **base)
 
 
@@ -221,7 +229,8 @@ def _output_note(outcome, limits):
     return (Msg("output-dropped", kept=limits.output, dropped=outcome.output_dropped),)
 
 
-def matches(misconception, answer, expected, wrong, verdict, check):
+def matches(misconception: Misconception, answer: Any, expected: Any, wrong: Any,
+            verdict: cmp.Verdict, check: Check) -> bool:
     """Whether a failed answer is this known wrong answer."""
     rule = misconception.rule
     if rule is None:

@@ -7,20 +7,21 @@ the tolerance used (0 = exact, 1 = at the limit), for ``dev check``.
 
 import math
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
 
+from ..course.spec import Compare
+from ..course.units import UnitError, describe_bytes, parse_bytes
 from .msg import Msg
 from .symbolic import compare_formula
-from .verdict import NotComparable, Verdict, _tolerances, tolerance_of
-from ..course.spec import Compare
 from .timelimit import TimeLimitExceeded, time_limit
-from ..course.units import UnitError, describe_bytes, parse_bytes
+from .verdict import NotComparable, Verdict, _tolerances, tolerance_of
 
 SYMPY_EVAL_SECONDS = 2.0
 
 
-def compare(answer, expected, spec):
+def compare(answer: Any, expected: Any, spec: Compare) -> Verdict:
     """Compare by ``spec.kind``; a wrong kind of answer is a failed Verdict."""
     comparator = COMPARATORS[spec.kind]
     try:
@@ -31,7 +32,7 @@ def compare(answer, expected, spec):
 
 # ------------------------------------------------------------ numbers
 
-def to_number(value, role="answer"):
+def to_number(value: Any, role: str = "answer") -> Any:
     """A real number from int, float, Fraction, bool-free sympy; else NotComparable."""
     if type(value) is bool:
         raise NotComparable(Msg("got-bool-for-number", got=value))
@@ -56,7 +57,7 @@ def _is_sympy(value):
     return (type(value).__module__ or "").startswith("sympy.")
 
 
-def sympy_to_float(expr):
+def sympy_to_float(expr: Any) -> float:
     """Evaluate a symbol-free sympy expression, bounded in time."""
     if getattr(expr, "free_symbols", None):
         raise NotComparable(Msg("got-formula-for-number",
@@ -71,7 +72,7 @@ def sympy_to_float(expr):
     return value.real
 
 
-def as_float(number):
+def as_float(number: Any) -> float:
     """float(number), with numbers beyond the float range as +-inf (never an error)."""
     try:
         return float(number)
@@ -96,7 +97,7 @@ def _number_margin(got, want, spec):
     return error / allowed if allowed else math.inf
 
 
-def compare_number(answer, expected, spec):
+def compare_number(answer: Any, expected: Any, spec: Compare) -> Verdict:
     got, want = to_number(answer), to_number(expected)
     if isinstance(got, int) and isinstance(want, int):
         margin = 0.0 if got == want else math.inf
@@ -110,7 +111,7 @@ def compare_number(answer, expected, spec):
 
 # ------------------------------------------------------------ arrays
 
-def to_array(value, expected_shape=None):
+def to_array(value: Any, expected_shape: tuple[int, ...] | None = None) -> np.ndarray:
     """A float/int ndarray from an ndarray or (nested) list; else NotComparable."""
     if isinstance(value, np.ndarray):
         if value.dtype.kind == "c":
@@ -151,7 +152,7 @@ def _element(value):
     return as_float(to_number(value))
 
 
-def compare_array(answer, expected, spec):
+def compare_array(answer: Any, expected: Any, spec: Compare) -> Verdict:
     want = to_array(expected)
     got = to_array(answer, want.shape)
     tol = tolerance_of(spec)
@@ -205,7 +206,7 @@ def _nonfinite_mismatch(got, want, spec):
     return Msg("nonfinite", kind=kind, count=int(np.sum(extra)), index=where)
 
 
-def same_value(a, b):
+def same_value(a: Any, b: Any) -> bool:
     """Whether two answers are the same value, whatever their kind (for wrong answers
     of another kind than expected, such as an array where a number belongs)."""
     if isinstance(a, (np.ndarray, list, tuple)) and isinstance(b, (np.ndarray, list, tuple)):
@@ -225,13 +226,14 @@ def same_value(a, b):
 _DEFAULT_TOLERANCE = Compare("array", {})   # rtol 1e-6, atol 1e-9
 
 
-def same_answer(a, b):
+def same_answer(a: Any, b: Any) -> bool:
     """Whether two whole answers agree, item by item for tuples and dicts (an
     ``attention`` answer is an (output, weights) pair of arrays)."""
     if isinstance(a, tuple) and isinstance(b, tuple) or isinstance(a, dict) and isinstance(b, dict):
         if len(a) != len(b):
             return False
-        pairs = zip(a.values(), b.values()) if isinstance(a, dict) else zip(a, b)
+        pairs = zip(a.values(), b.values()) if isinstance(a, dict) and isinstance(b, dict) \
+            else zip(a, b)
         if isinstance(a, dict) and list(a) != list(b):
             return False
         return all(same_answer(x, y) for x, y in pairs)
@@ -241,7 +243,7 @@ def same_answer(a, b):
     return same_value(a, b)
 
 
-def contains_nonfinite(value):
+def contains_nonfinite(value: Any) -> bool:
     """Whether an answer holds NaN or inf anywhere (for the 'nonfinite' rule)."""
     if isinstance(value, float):
         return not math.isfinite(value)
@@ -256,7 +258,7 @@ def contains_nonfinite(value):
 
 # ------------------------------------------------------------ shapes, exact, choices
 
-def to_shape(value, role="answer"):
+def to_shape(value: Any, role: str = "answer") -> tuple[int, ...]:
     if isinstance(value, np.ndarray) and value.ndim == 1 and value.dtype.kind in "iu":
         value = tuple(value.tolist())
     if isinstance(value, (tuple, list)) and all(type(v) is int for v in value):
@@ -268,7 +270,7 @@ def to_shape(value, role="answer"):
     raise NotComparable(Msg("got-type", got_type=type(value).__name__, want="shape"))
 
 
-def compare_shape(answer, expected, spec):
+def compare_shape(answer: Any, expected: Any, spec: Compare) -> Verdict:
     want = to_shape(expected)
     got = to_shape(answer)
     tol = tolerance_of(spec)
@@ -279,7 +281,7 @@ def compare_shape(answer, expected, spec):
     return Verdict(False, Msg("shape", expected=want, got=got), tol)
 
 
-def compare_exact(answer, expected, spec):
+def compare_exact(answer: Any, expected: Any, spec: Compare) -> Verdict:
     tol = tolerance_of(spec)
     if isinstance(expected, bool) or isinstance(answer, bool):
         if type(answer) is not bool or type(expected) is not bool:
@@ -303,14 +305,14 @@ def _integral(value):
     return int(number)
 
 
-def compare_choice(answer, expected, spec):
+def compare_choice(answer: Any, expected: Any, spec: Compare) -> Verdict:
     options = spec.param("options")
     if options is not None and answer not in options:
         raise NotComparable(Msg("not-an-option", got=answer, options=tuple(options)))
     return compare_exact(answer, expected, spec)
 
 
-def to_set(value):
+def to_set(value: Any) -> set[str | int]:
     if isinstance(value, (set, frozenset, list, tuple)):
         items = list(value)
         if all(isinstance(v, (str, int)) and not isinstance(v, bool) for v in items):
@@ -320,7 +322,7 @@ def to_set(value):
     raise NotComparable(Msg("got-type", got_type=type(value).__name__, want="set"))
 
 
-def compare_set(answer, expected, spec):
+def compare_set(answer: Any, expected: Any, spec: Compare) -> Verdict:
     got, want = to_set(answer), to_set(expected)
     options = spec.param("options")
     if options is not None:
@@ -340,7 +342,7 @@ def compare_set(answer, expected, spec):
 
 # ------------------------------------------------------------ bytes, dict
 
-def compare_bytes(answer, expected, spec):
+def compare_bytes(answer: Any, expected: Any, spec: Compare) -> Verdict:
     if _is_sympy(answer) and not getattr(answer, "is_Rational", False):
         answer = to_number(answer)   # e.g. 2**25 left unevaluated; bounded in time
     try:
@@ -360,7 +362,7 @@ def compare_bytes(answer, expected, spec):
                               got_bytes=describe_bytes(got)), tol, margin)
 
 
-def compare_dict(answer, expected, spec):
+def compare_dict(answer: Any, expected: Any, spec: Compare) -> Verdict:
     if not isinstance(answer, dict):
         raise NotComparable(Msg("got-type", got_type=type(answer).__name__, want="dict"))
     missing = [k for k in expected if k not in answer]

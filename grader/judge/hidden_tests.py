@@ -18,18 +18,21 @@ import functools
 import io
 import os
 import tempfile
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
-from . import bounded
-from ..run import wire
-from .compare import same_answer
+from ..course.spec import Exercise
 from ..errors import CourseError
-from .msg import Msg
-from .check import outcome_lines
-from ..run.references import Reference
-from .results import CheckResult, misconception_line, outcome_from_plain, outcome_to_plain
+from ..run import wire
 from ..run.outcome import CallOutcome, Crash, Status
-
+from ..run.references import Reference
+from ..run.student import StudentProcess
+from . import bounded
+from .check import outcome_lines
+from .compare import same_answer
+from .msg import Msg
+from .results import CheckResult, misconception_line, outcome_from_plain, outcome_to_plain
 
 # pytest plugins hidden checks do not need; unraisableexception alone costs
 # about 0.4 s of gc.collect() per run.
@@ -56,7 +59,7 @@ class StudentProxy:
         self._exercise, self._channel = exercise, channel
         self.calls = []   # (function, args, kwargs, outcome) of the current test
 
-    def call(self, function, *args, **kwargs):
+    def call(self, function: str, *args: Any, **kwargs: Any) -> CallOutcome:
         """The full CallOutcome (value, mutated_args, output) of a call that answered.
 
         A call that raised, hung or crashed fails the test with that reason.
@@ -76,7 +79,7 @@ class StudentProxy:
         return lambda *args, **kwargs: self.call(name, *args, **kwargs).value
 
 
-def outcome_to_wire(outcome):
+def outcome_to_wire(outcome: CallOutcome) -> dict[str, Any]:
     """A CallOutcome as JSON-able data for the fork."""
     return {"status": outcome.status.value, "value": wire.encode(outcome.value),
             "error": outcome.error, "detail": outcome.detail, "output": outcome.output,
@@ -84,7 +87,7 @@ def outcome_to_wire(outcome):
             "crash": outcome.crash.to_plain() if outcome.crash else None}
 
 
-def outcome_from_wire(data):
+def outcome_from_wire(data: Any) -> CallOutcome:
     crash = data.get("crash")
     return CallOutcome(Status(data["status"]), value=wire.decode(data["value"]),
                        error=data["error"], detail=data["detail"], output=data["output"],
@@ -166,7 +169,8 @@ def _with_fixture(pytest):
     return Plugin
 
 
-def run(exercises, processes, budget):
+def run(exercises: Sequence[Exercise], processes: Mapping[str, StudentProcess],
+        budget: float) -> list[tuple[Exercise, CheckResult, float | None]]:
     """Run the hidden tests of ``exercises``; a list of (exercise, CheckResult, points).
 
     ``budget``: seconds of trusted work a test may take besides its calls into
@@ -347,7 +351,7 @@ def _evidence(misconception, exercise, calls):
     if not relevant:
         return False
     reference = Reference(exercise)
-    for function, args, kwargs, outcome in relevant:
+    for _function, args, kwargs, outcome in relevant:
         try:
             wrong = reference.call(misconception.wrong, args, kwargs, None,
                                    purpose=f"wrong version for {misconception.tag}")

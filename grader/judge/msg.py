@@ -8,6 +8,7 @@ import dataclasses
 import math
 import unicodedata
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
 
@@ -29,7 +30,7 @@ class Shown(str):
 MAX_SHOWN = 300     # characters of any one value quoted in feedback
 
 
-def printable(text, limit=MAX_SHOWN):
+def printable(text: str, limit: int = MAX_SHOWN) -> str:
     """``text`` safe for a terminal, a JSON file and a CSV: control and format
     characters and lone surrogates escaped, at most ``limit`` characters."""
     out = []
@@ -44,7 +45,7 @@ def printable(text, limit=MAX_SHOWN):
     return shown if len(text) <= limit else shown[:limit] + "…"
 
 
-def fmt(value):
+def fmt(value: Any) -> str:
     """A short, readable rendering of an answer or expected value."""
     if isinstance(value, Shown):
         return str(value)

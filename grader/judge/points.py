@@ -2,18 +2,31 @@
 
 A check with ``points`` keeps them; the rest of the exercise total is shared
 equally by the checks without, in hundredths, the last of them taking what
-rounding left over, so that check points always add up to the total.  Explicit points may not exceed the total,
-and if every check is explicit they must add up to it exactly.
+rounding left over, so that check points always add up to the total.  Explicit
+points may not exceed the total, and if every check is explicit they must add up
+to it exactly.
 """
 
 import math
+from collections.abc import Iterable, Sequence
+from fractions import Fraction
+from typing import Any
 
 from ..errors import CourseError
 
 
-def resolve_points(total, explicit, where):
+def add_points(values: Iterable[float]) -> float:
+    """The sum of point values as written: 2.2 + 5.9 + 5.9 is 14.0, not 14.000000000000002.
+
+    Each float is read as the shortest decimal that prints it (what the YAML said,
+    or a share in hundredths) and the decimals are added exactly.
+    """
+    return float(sum((Fraction(repr(float(v))) for v in values), Fraction(0)))
+
+
+def resolve_points(total: float, explicit: Sequence[float | None], where: Any) -> list[float]:
     """``explicit``: per check its points or None -> the points of every check."""
-    fixed = sum(p for p in explicit if p is not None)
+    fixed = add_points(p for p in explicit if p is not None)
     open_count = sum(1 for p in explicit if p is None)
     rest = total - fixed
     if rest < -1e-9 or (open_count == 0 and abs(rest) > 1e-9 and explicit):

@@ -1,9 +1,11 @@
 """What grading produced: plain records that point back to their spec by id."""
 
 import dataclasses
+from typing import Any
 
+from ..course.spec import Exercise, Misconception, Text
 from .msg import Msg, Shown, fmt
-from ..course.spec import Text
+from .points import add_points
 
 
 @dataclasses.dataclass(frozen=True)
@@ -29,35 +31,35 @@ class CheckResult:
     output: str = ""           # what the student's code printed (failed visible checks)
 
     @property
-    def score(self):
+    def score(self) -> float:
         return self.max_score if self.passed else 0.0
 
     @property
-    def hidden(self):
+    def hidden(self) -> bool:
         return self.visibility == "hidden"
 
-    def with_points(self, points):
+    def with_points(self, points: float) -> "CheckResult":
         return dataclasses.replace(self, max_score=points)
 
 
 @dataclasses.dataclass(frozen=True)
 class ExerciseResult:
-    exercise: object           # the Exercise spec
+    exercise: Exercise
     checks: tuple
 
     @property
-    def score(self):
-        return sum(c.score for c in self.checks)
+    def score(self) -> float:
+        return add_points(c.score for c in self.checks)
 
     @property
-    def max_score(self):
-        return sum(c.max_score for c in self.checks)
+    def max_score(self) -> float:
+        return add_points(c.max_score for c in self.checks)
 
 
 @dataclasses.dataclass(frozen=True)
 class RunResult:
     set_id: str
-    title: object              # Text
+    title: Text
     exercises: tuple
     isolation: str
     submission: str
@@ -65,19 +67,19 @@ class RunResult:
     released: bool = False     # hidden checks not available (student release)
 
     @property
-    def score(self):
-        return sum(e.score for e in self.exercises)
+    def score(self) -> float:
+        return add_points(e.score for e in self.exercises)
 
     @property
-    def max_score(self):
-        return sum(e.max_score for e in self.exercises)
+    def max_score(self) -> float:
+        return add_points(e.max_score for e in self.exercises)
 
     @property
-    def all_passed(self):
+    def all_passed(self) -> bool:
         return all(c.passed for e in self.exercises for c in e.checks)
 
 
-def misconception_line(misconception):
+def misconception_line(misconception: Misconception) -> Msg:
     return Msg("misconception", tag=misconception.tag, text=misconception.message)
 
 
@@ -85,7 +87,7 @@ def misconception_line(misconception):
 
 OUTPUT_KEPT = 8000   # characters of a student's printed output a result keeps
 
-def outcome_to_plain(result):
+def outcome_to_plain(result: CheckResult) -> dict[str, Any]:
     """The parts of a CheckResult that judging decides, as JSON-able data.
 
     Values that are not plain (arrays, sympy, fractions) travel as the text
@@ -98,7 +100,7 @@ def outcome_to_plain(result):
             "margin": result.margin if isinstance(result.margin, float) else None}
 
 
-def outcome_from_plain(data, **base):
+def outcome_from_plain(data: dict[str, Any], **base: Any) -> CheckResult:
     """Rebuild a CheckResult from ``outcome_to_plain`` data and the spec's fields."""
     margin = data.get("margin")
     return CheckResult(passed=data.get("passed") is True,
@@ -107,7 +109,8 @@ def outcome_from_plain(data, **base):
                        shadowed=tuple(t for t in data.get("shadowed", ()) if type(t) is str),
                        output=data["output"] if type(data.get("output")) is str else "",
                        answered=data.get("answered") is True,
-                       margin=float(margin) if type(margin) in (int, float) else None, **base)
+                       margin=float(margin) if isinstance(margin, (int, float))
+                       and not isinstance(margin, bool) else None, **base)
 
 
 def _plain(value):

@@ -7,15 +7,17 @@ accepted when something showed it equal).
 
 import cmath
 import random
+from typing import Any
 
-from .verdict import NotComparable, Verdict, tolerance_of
+from ..course.spec import Compare
 from .msg import Msg
 from .timelimit import TimeLimitExceeded, time_limit
+from .verdict import NotComparable, Verdict, tolerance_of
 
 SIMPLIFY_SECONDS = 3.0
 
 
-def to_expr(value):
+def to_expr(value: Any) -> Any:
     import sympy
 
     if isinstance(value, bool):
@@ -27,7 +29,7 @@ def to_expr(value):
     raise NotComparable(Msg("got-type", got_type=type(value).__name__, want="formula"))
 
 
-def compare_formula(answer, expected, spec):
+def compare_formula(answer: Any, expected: Any, spec: Compare) -> Verdict:
     import sympy
 
     got, want = to_expr(answer), to_expr(expected)

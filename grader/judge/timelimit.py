@@ -3,6 +3,7 @@
 import contextlib
 import signal
 import threading
+from collections.abc import Iterator
 
 
 class TimeLimitExceeded(Exception):
@@ -10,7 +11,7 @@ class TimeLimitExceeded(Exception):
 
 
 @contextlib.contextmanager
-def time_limit(seconds):
+def time_limit(seconds: float) -> Iterator[None]:
     """Raise TimeLimitExceeded inside the block after ``seconds``.
 
     Uses SIGALRM, so it only works in the main thread; elsewhere the block

@@ -2,6 +2,7 @@
 
 import dataclasses
 
+from ..course.spec import Compare
 from .msg import Msg
 
 
@@ -21,7 +22,7 @@ class NotComparable(Exception):
         self.msg = msg
 
 
-def tolerance_of(spec):
+def tolerance_of(spec: Compare) -> Msg:
     kind = spec.kind
     if kind in ("number", "array"):
         if spec.param("sigfigs"):

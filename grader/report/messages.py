@@ -10,10 +10,10 @@ without one are replaced by a fixed sentence there.
 import functools
 from decimal import Decimal
 from pathlib import Path
+from typing import Any, Literal, overload
 
 from ..course.spec import LANGUAGES, Text
 from ..judge.msg import Msg, fmt, precise, printable
-
 
 KIND_WORDS = {   # what a check wants, for "expected a ..." messages
     "number": Text("一个数", "a number"),
@@ -37,7 +37,7 @@ CATALOGUE = Path(__file__).with_name("catalogue")
 
 
 @functools.cache
-def catalogue(lang):
+def catalogue(lang: str) -> dict[str, Any]:
     """The message catalogue of one language: id -> {text, hidden}, from catalogue/LANG.yaml."""
     import yaml
 
@@ -45,7 +45,11 @@ def catalogue(lang):
     return yaml.load((CATALOGUE / f"{lang}.yaml").read_text(encoding="utf-8"), Loader=loader)
 
 
-def render(msg, lang, hidden=False):
+@overload
+def render(msg: Msg, lang: str, hidden: Literal[False] = False) -> str: ...
+@overload
+def render(msg: Msg, lang: str, hidden: bool) -> str | None: ...
+def render(msg: Msg, lang: str, hidden: bool = False) -> str | None:
     """Phrase ``msg`` in ``lang``; on a hidden check, None if it would leak values."""
     entry = catalogue(lang if lang in LANGUAGES else "en")[msg.code]
     template = entry["text"]

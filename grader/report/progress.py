@@ -11,7 +11,9 @@ import datetime
 import json
 from pathlib import Path
 
+from ..course.spec import Exercise, ExerciseSet
 from ..files import write_atomic
+from ..judge.results import RunResult
 
 FOLDER = ".attn-grade"
 VERSION = 1
@@ -28,7 +30,7 @@ class Record:
     solved_at: str | None = None
 
     @property
-    def solved(self):
+    def solved(self) -> bool:
         return self.solved_at is not None
 
 
@@ -48,7 +50,7 @@ class Progress:
             return {"version": VERSION, "sets": {}}
         return data
 
-    def record(self, set_id, exercise_id):
+    def record(self, set_id: str, exercise_id: str) -> Record:
         raw = self.data["sets"].get(set_id, {}).get(exercise_id, {})
         fields = {f.name for f in dataclasses.fields(Record)}
         return Record(**{k: v for k, v in raw.items() if k in fields})
@@ -56,7 +58,7 @@ class Progress:
     def _store(self, set_id, exercise_id, record):
         self.data["sets"].setdefault(set_id, {})[exercise_id] = dataclasses.asdict(record)
 
-    def graded(self, run):
+    def graded(self, run: RunResult) -> None:
         """Count one attempt per exercise graded in ``run`` and keep the best score."""
         now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
         for result in run.exercises:
@@ -68,17 +70,17 @@ class Progress:
                 record.solved_at = now
             self._store(run.set_id, result.exercise.id, record)
 
-    def hint_shown(self, set_id, exercise_id):
+    def hint_shown(self, set_id: str, exercise_id: str) -> int:
         """One more hint of the exercise shown; the count after it."""
         record = self.record(set_id, exercise_id)
         record.hints += 1
         self._store(set_id, exercise_id, record)
         return record.hints
 
-    def hints_used(self, set_id):
+    def hints_used(self, set_id: str) -> dict[str, int]:
         return {ex: self.record(set_id, ex).hints for ex in self.data["sets"].get(set_id, {})}
 
-    def save(self):
+    def save(self) -> None:
         try:
             self.path.parent.mkdir(exist_ok=True)
             write_atomic(self.path, json.dumps(self.data, indent=2))
@@ -86,7 +88,7 @@ class Progress:
             pass
 
 
-def next_exercise(progress, exercise_set):
+def next_exercise(progress: Progress, exercise_set: ExerciseSet) -> Exercise | None:
     """The first exercise of the set not yet solved, or None."""
     for exercise in exercise_set.exercises:
         if not progress.record(exercise_set.id, exercise.id).solved:

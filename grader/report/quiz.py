@@ -12,11 +12,11 @@ import ast
 import dataclasses
 import re
 
+from ..course.units import UnitError, parse_bytes
 from ..judge.check import judge
 from ..judge.msg import Msg
 from ..run.outcome import CallOutcome
 from ..run.references import Reference
-from ..course.units import UnitError, parse_bytes
 from .messages import render
 from .render import check_lines
 

@@ -4,15 +4,19 @@ Pure functions of the result and a language; the CLI only chooses one.
 On hidden checks only value-free phrasings are used (see ``feedback``).
 """
 
+from collections.abc import Mapping, Sequence
+from typing import Any
+
 from .. import __version__
+from ..course.spec import Check, Exercise, Text
 from ..judge.msg import Msg, fmt, printable
+from ..judge.results import CheckResult, RunResult
 from .messages import render
-from ..course.spec import Text
 
 GRADESCOPE_VISIBILITY = ("visible", "hidden", "after_due_date", "after_published")
 
 
-def check_lines(result, lang, check_spec=None):
+def check_lines(result: CheckResult, lang: str, check_spec: Check | None = None) -> list[str]:
     """The feedback sentences of one check, as shown to the student.
 
     A hidden check shows value-free phrasings only; a visible check whose answer
@@ -47,7 +51,7 @@ def check_lines(result, lang, check_spec=None):
 OUTPUT_LINES = 20
 
 
-def own_output(text, lang):
+def own_output(text: str, lang: str) -> list[str]:
     """What the student's code printed during a failed visible check, marked as theirs."""
     printed = text.rstrip("\n").split("\n")
     shown = [f"  | {printable(line, 200)}" for line in printed[:OUTPUT_LINES]]
@@ -59,7 +63,7 @@ def own_output(text, lang):
 CALL_CHARS = 240   # a longer call line shows its arrays by shape
 
 
-def call_text(check):
+def call_text(check: Check) -> str:
     """``f(args)`` as the student would write it; long arrays shown by their shape."""
     text = _call(check, fmt)
     return text if len(text) <= CALL_CHARS else _call(check, _short)
@@ -81,7 +85,8 @@ def _check_spec(exercise, check_id):
     return next((c for c in exercise.checks if c.id == check_id), None)
 
 
-def gradescope(run, lang, hidden_visibility="hidden", hints_used=None):
+def gradescope(run: RunResult, lang: str, hidden_visibility: str = "hidden",
+               hints_used: Mapping[str, int] | None = None) -> dict[str, Any]:
     """The Gradescope results.json document. ``hints_used``: exercise id -> hints shown."""
     tests = []
     hints_used = hints_used or {}
@@ -118,7 +123,8 @@ def gradescope(run, lang, hidden_visibility="hidden", hints_used=None):
                                      for e in run.exercises]}}
 
 
-def not_graded(set_id, exercises, status, message):
+def not_graded(set_id: str, exercises: Sequence[Exercise], status: str,
+               message: str) -> dict[str, Any]:
     """A valid results.json for a submission that was not graded (``empty`` or ``error``).
 
     It carries the set's real max_score, so a gradebook or Gradescope shows
@@ -140,7 +146,7 @@ def _describe(description, lang):
     return str(description) if description is not None and lang == "en" else ""
 
 
-def summary(run, lang):
+def summary(run: RunResult, lang: str) -> str:
     graded = [e for e in run.exercises if e.checks]
     full = sum(1 for e in graded if e.score == e.max_score)
     later = _points_at_submission(run) - run.max_score
@@ -213,7 +219,8 @@ def _labels(labels, lang):
     return render(Msg("checks-label", count=len(labels), shown=shown), lang)
 
 
-def terminal(run, lang, color=False, hints_used=None):
+def terminal(run: RunResult, lang: str, color: bool = False,
+             hints_used: Mapping[str, int] | None = None) -> str:
     """Plain-text report for a terminal. Hints are never printed uninvited: a failed
     exercise says how many are left and the command that shows the next one."""
     style = _styler(color)

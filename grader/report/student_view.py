@@ -8,13 +8,14 @@ they check, in words, never with their inputs.
 import ast
 import string
 
+from ..course.spec import Exercise, ExerciseSet
 from ..judge.msg import Msg, fmt
 from .messages import render
-from .progress import next_exercise
+from .progress import Progress, next_exercise
 from .render import call_text
 
 
-def exercise_text(exercise, lang, hints_used=0):
+def exercise_text(exercise: Exercise, lang: str, hints_used: int = 0) -> list[str]:
     """The lines that show one exercise."""
     out = [f"{exercise.id} · {exercise.title.get(lang)}   ({exercise.points:g} "
            + render(Msg("points-word"), lang) + ")", ""]
@@ -39,13 +40,13 @@ def exercise_text(exercise, lang, hints_used=0):
     return out
 
 
-def prompt_text(exercise, lang):
+def prompt_text(exercise: Exercise, lang: str) -> str:
     """The prompt with this variant's numbers in place of its ``${name}`` fields."""
     shown = {name: fmt(value) for name, value in exercise.params.items()}
     return string.Template(exercise.prompt.get(lang)).safe_substitute(shown)
 
 
-def signatures(exercise):
+def signatures(exercise: Exercise) -> list[str]:
     """``def name(args)`` of each graded function, as the stub declares it."""
     stub = exercise.spec_path.with_name(exercise.file)
     try:
@@ -57,7 +58,7 @@ def signatures(exercise):
     return [found.get(name, f"def {name}(...)") for name in exercise.functions]
 
 
-def hidden_checks(exercise, lang):
+def hidden_checks(exercise: Exercise, lang: str) -> list[str]:
     """What each hidden check is about (its description or test docstring; '' if none).
 
     Test docstrings are English; in another language a hidden test counts, unexplained.
@@ -76,7 +77,7 @@ def hidden_checks(exercise, lang):
     return about
 
 
-def hint_lines(exercise, shown, lang):
+def hint_lines(exercise: Exercise, shown: int, lang: str) -> list[str]:
     """The hints shown so far (``shown`` of them), numbered; the last one is the new one."""
     total = len(exercise.hints)
     out = []
@@ -88,7 +89,8 @@ def hint_lines(exercise, shown, lang):
     return out
 
 
-def progress_lines(progress, exercise_set, lang, width=20):
+def progress_lines(progress: Progress, exercise_set: ExerciseSet, lang: str,
+                   width: int = 20) -> list[str]:
     """A bar per exercise (best score of its points) and the next exercise to do."""
     out = []
     for exercise in exercise_set.exercises:

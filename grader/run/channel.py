@@ -14,6 +14,8 @@ import os
 import select
 import stat
 import time
+from collections.abc import Callable
+from typing import IO, Any
 
 from . import wire
 from .outcome import CallOutcome, Status, outcome_from_answer
@@ -44,13 +46,13 @@ class Channel:
         self._dir_fd = os.open(workdir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
         self.notify, self.notify_w = os.pipe()   # the child gets the write end
 
-    def attach(self, stdin):
+    def attach(self, stdin: IO[bytes] | None) -> None:
         """The child started: its stdin is ours, the pipe's write end is its own."""
         self.stdin = stdin
         os.close(self.notify_w)
         self.notify_w = None
 
-    def close(self):
+    def close(self) -> None:
         for fd in (self.notify, self.notify_w, self._dir_fd):
             if fd is not None:
                 os.close(fd)
@@ -63,7 +65,7 @@ class Channel:
             self.stdin = None
 
     # ------------------------------------------------------------ requests
-    def send(self, rid, request):
+    def send(self, rid: str, request: dict[str, Any]) -> bool:
         """Write ``req-ID.json`` and the id on the child's stdin.
 
         False if the request file could not be created (the child planted a
@@ -77,7 +79,7 @@ class Channel:
         self.stdin.flush()
         return True
 
-    def write_new(self, name, data):
+    def write_new(self, name: str, data: bytes) -> None:
         """Create a file in the child's folder; never through a link, never over a file."""
         fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
                      0o644, dir_fd=self._dir_fd)
@@ -89,7 +91,7 @@ class Channel:
             os.close(fd)
 
     # ------------------------------------------------------------ answers
-    def wait(self, rid, deadline, exited):
+    def wait(self, rid: str, deadline: float, exited: Callable[[], bool]) -> Waited:
         """Wait for ``ans-ID.json`` until ``deadline`` (monotonic); a ``Waited``.
 
         ``exited()``: whether the child is gone (then its answer, if any, counts).
@@ -113,7 +115,7 @@ class Channel:
             if readable and not os.read(self.notify, 4096):
                 time.sleep(min(remaining, 0.01))  # pipe closed: keep polling
 
-    def read_answer(self, rid, limit):
+    def read_answer(self, rid: str, limit: int) -> CallOutcome:
         """The validated outcome in ``ans-ID.json`` (at most ``limit`` bytes); both
         files of the call are removed (read once: free the disk now)."""
         name = f"ans-{rid}.json"
@@ -131,7 +133,7 @@ class Channel:
                 except OSError:
                     pass
 
-    def read_private(self, name, limit, tail=False):
+    def read_private(self, name: str, limit: int, tail: bool = False) -> bytes:
         """Read at most ``limit`` bytes of a regular file of the child's folder (no links).
 
         OverflowError if the file is larger and ``tail`` is false; with ``tail``
@@ -147,14 +149,14 @@ class Channel:
             f.seek(max(0, info.st_size - limit) if tail else 0)
             return f.read(limit)
 
-    def console_tail(self, limit=4000):
+    def console_tail(self, limit: int = 4000) -> str:
         """The end of what the child printed outside calls (for a crash's report)."""
         try:
             return self.read_private("console.log", limit, tail=True).decode("utf-8", "replace")
         except OSError:
             return ""
 
-    def exists(self, name):
+    def exists(self, name: str) -> bool:
         try:
             os.stat(name, dir_fd=self._dir_fd, follow_symlinks=False)
             return True
@@ -162,7 +164,7 @@ class Channel:
             return False
 
     # ------------------------------------------------------------ the disk cap
-    def over_disk_cap(self):
+    def over_disk_cap(self) -> bool:
         """Whether the work folder holds more than its cap allows (bytes or entries)."""
         if self.disk_cap is None:
             return False
@@ -170,7 +172,7 @@ class Channel:
         return used > self.disk_cap or entries > MAX_WORK_ENTRIES
 
 
-def disk_usage(dir_fd, cap, max_entries):
+def disk_usage(dir_fd: int, cap: int, max_entries: int) -> tuple[int, int]:
     """(bytes on disk, entries) under a folder, never following links; stops past a cap."""
     used, entries, stack = 0, 0, [os.dup(dir_fd)]
     try:

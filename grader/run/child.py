@@ -11,7 +11,11 @@ student's double fork) can be told apart and killed.
 import os
 import signal
 import subprocess
+from collections.abc import Callable, Collection
+from pathlib import Path
+from typing import IO, Any
 
+from ..course.limits import Limits
 from . import sandbox
 from .child_main import EXIT_OUT_OF_MEMORY
 from .outcome import Crash
@@ -30,10 +34,10 @@ class Reaper:
         sandbox.become_subreaper()
         self.live = set()
 
-    def started(self, pid):
+    def started(self, pid: int) -> None:
         self.live.add(pid)
 
-    def ended(self, pid):
+    def ended(self, pid: int) -> None:
         self.live.discard(pid)
         sandbox.reap_strays(self.live)
 
@@ -46,7 +50,9 @@ class Child:
         reaper.started(popen.pid)
 
     @classmethod
-    def start(cls, argv, workdir, console, env, preexec, pass_fds, level, limits, reaper):
+    def start(cls, argv: list[str], workdir: str | Path, console: IO[Any], env: dict[str, str],
+              preexec: Callable[[], None] | None, pass_fds: Collection[int], level: str,
+              limits: Limits, reaper: Reaper) -> "Child":
         """Start ``argv`` in ``workdir``; stdout and stderr go to the file ``console``.
 
         BlockingIOError when the run's uid may start no more processes.
@@ -58,17 +64,17 @@ class Child:
         return cls(popen, level, limits, reaper)
 
     @property
-    def pid(self):
+    def pid(self) -> int:
         return self.popen.pid
 
     @property
-    def stdin(self):
+    def stdin(self) -> IO[bytes] | None:
         return self.popen.stdin
 
-    def exited(self):
+    def exited(self) -> bool:
         return self.popen.poll() is not None
 
-    def kill(self):
+    def kill(self) -> None:
         """Kill the child and its process group; reap it and any stray."""
         try:
             os.killpg(self.popen.pid, signal.SIGKILL)
@@ -78,12 +84,12 @@ class Child:
         self.popen.wait()
         self.reaper.ended(self.popen.pid)
 
-    def crash(self):
+    def crash(self) -> Crash:
         """Why the child died (it has exited or is exiting): waits for it."""
         return diagnose(self.popen.wait(), self.level, self.limits)
 
 
-def diagnose(code, level, limits):
+def diagnose(code: int, level: str, limits: Limits) -> Crash:
     """The Crash of a child that ended with return code ``code`` (Popen's: -N for signal N)."""
     if level == "bubblewrap" and BWRAP_SIGNAL_BASE < code < BWRAP_SIGNAL_BASE + 65:
         code = BWRAP_SIGNAL_BASE - code

@@ -14,14 +14,15 @@ import os
 import resource
 import sys
 import traceback
+from typing import Any
 
-wire = None   # the wire module, imported once the library paths are known (main)
+wire: Any = None   # the wire module, imported once the library paths are known (main)
 # The exit code of a child that ran out of memory outside any call (a MemoryError
 # a call raises is that call's error answer); the grader reads it as the memory limit.
 EXIT_OUT_OF_MEMORY = 86
 
 
-def drop_privileges(argv):
+def drop_privileges(argv: list[str]) -> None:
     """``--nproc N`` and ``--user UID:GID`` (bubblewrap as root): limit, then switch.
 
     Runs before anything else, so no student code ever runs with the grader's
@@ -52,14 +53,12 @@ def _capabilities():
     return False
 
 
-def import_wire(library_paths):
+def import_wire(library_paths: list[str]) -> None:
     """The wire module beside this script; numpy from ``library_paths`` (a venv's too)."""
     global wire
     here = os.path.dirname(os.path.abspath(__file__))
     sys.path[:] = [here] + sys.path + [p for p in library_paths if p not in sys.path]
-    import _attn_grade_wire
-
-    wire = _attn_grade_wire
+    wire = importlib.import_module("_attn_grade_wire")
     del sys.path[0]
 
 
@@ -69,10 +68,10 @@ class CappedText(io.TextIOBase):
     def __init__(self, limit):
         self.limit, self.parts, self.kept, self.dropped = limit, [], 0, 0
 
-    def writable(self):
+    def writable(self) -> bool:
         return True
 
-    def write(self, text):
+    def write(self, text: str) -> int:
         text = str(text)
         room = max(0, self.limit - self.kept)
         self.parts.append(text[:room])
@@ -80,15 +79,15 @@ class CappedText(io.TextIOBase):
         self.dropped += max(0, len(text) - room)
         return len(text)
 
-    def text(self):
+    def text(self) -> str:
         return "".join(self.parts)
 
 
-def student_frame(tb_or_exc, submission):
+def student_frame(tb_or_exc: BaseException, submission: str) -> dict[str, Any]:
     """The innermost traceback entry inside the submission folder."""
     if isinstance(tb_or_exc, SyntaxError) and tb_or_exc.filename:
         exc = tb_or_exc
-        return {"file": os.path.basename(exc.filename), "line": exc.lineno,
+        return {"file": os.path.basename(str(exc.filename)), "line": exc.lineno,
                 "code": (exc.text or "").rstrip("\n"), "offset": exc.offset}
     found = None
     for frame in traceback.extract_tb(tb_or_exc.__traceback__):
@@ -99,7 +98,7 @@ def student_frame(tb_or_exc, submission):
     return found or {}
 
 
-def error_answer(exc, submission):
+def error_answer(exc: BaseException, submission: str) -> dict[str, Any]:
     return {"status": "error", "error": {
         "type": type(exc).__name__, "message": str(exc)[:2000],
         **student_frame(exc, submission)}}
@@ -111,7 +110,7 @@ class Child:
         self.submission = os.path.realpath(job["submission"])
         self.module = None
 
-    def handle(self, request):
+    def handle(self, request: dict[str, Any]) -> dict[str, Any]:
         capture = CappedText(self.job["output_limit"])
         saved = sys.stdout, sys.stderr
         sys.stdout = sys.stderr = capture
@@ -125,7 +124,7 @@ class Child:
         answer["output_dropped"] = capture.dropped
         return answer
 
-    def dispatch(self, request):
+    def dispatch(self, request: dict[str, Any]) -> dict[str, Any]:
         if request["op"] == "load":
             self.module = importlib.import_module(self.job["module"])
             return {"status": "ok"}
@@ -137,7 +136,7 @@ class Child:
         value = func(*args, **kwargs)
         return self.value_answer(value, args, kwargs)
 
-    def value_answer(self, value, args, kwargs):
+    def value_answer(self, value: Any, args: Any, kwargs: Any) -> dict[str, Any]:
         try:
             encoded = wire.encode(value)
         except wire.WireError as exc:
@@ -153,7 +152,7 @@ class Child:
         return {"status": "ok", "value": encoded, "inputs_digest": inputs}
 
 
-def write_answer(workdir, rid, answer):
+def write_answer(workdir: str, rid: str, answer: dict[str, Any]) -> None:
     path = os.path.join(workdir, f"ans-{rid}.json")
     tmp = path + ".tmp"
     with open(tmp, "w", encoding="utf-8") as f:
@@ -161,7 +160,7 @@ def write_answer(workdir, rid, answer):
     os.replace(tmp, path)
 
 
-def main():
+def main() -> None:
     drop_privileges(sys.argv[1:])
     workdir = os.getcwd()
     with open(os.path.join(workdir, "job.json"), encoding="utf-8") as f:

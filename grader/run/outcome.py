@@ -10,8 +10,8 @@ import dataclasses
 import enum
 from typing import Any
 
-from . import wire
 from ..course.limits import describe_size
+from . import wire
 
 
 class Status(str, enum.Enum):
@@ -62,15 +62,15 @@ class Crash:
             raise ValueError(f"unknown limit {self.limit!r}")
 
     @classmethod
-    def by_signal(cls, name):
+    def by_signal(cls, name: str) -> "Crash":
         return cls("signal", signal=name)
 
     @classmethod
-    def over_limit(cls, limit, value):
+    def over_limit(cls, limit: str, value: float) -> "Crash":
         return cls("limit", limit=limit, value=value)
 
     @classmethod
-    def exited(cls, code):
+    def exited(cls, code: int) -> "Crash":
         return cls("exit", exit_code=code)
 
     def __str__(self):
@@ -85,12 +85,13 @@ class Crash:
             return f"memory:{describe_size(self.value)}"
         return f"{self.limit}:{self.value}"
 
-    def to_plain(self):
+    def to_plain(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 
     @classmethod
-    def from_plain(cls, data):
-        return cls(**{f.name: data.get(f.name) for f in dataclasses.fields(cls)})
+    def from_plain(cls, data: dict[str, Any]) -> "Crash":
+        fields: dict[str, Any] = {f.name: data.get(f.name) for f in dataclasses.fields(cls)}
+        return cls(**fields)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -116,22 +117,23 @@ class CallOutcome:
         object.__setattr__(self, "status", Status(self.status))
 
     @classmethod
-    def crashed(cls, crash, output=""):
+    def crashed(cls, crash: Crash, output: str = "") -> "CallOutcome":
         return cls(Status.CRASHED, detail=str(crash), output=output, crash=crash)
 
     @property
-    def ok(self):
+    def ok(self) -> bool:
         return self.status is Status.OK
 
 
-def outcome_from_answer(raw):
+def outcome_from_answer(raw: Any) -> CallOutcome:
     """Validate an answer file's fields; only known fields and types pass."""
     if type(raw) is not dict or raw.get("status") not in ANSWER_STATUSES:
         raise wire.WireError("answer has no valid status")
-    output = raw.get("output") if type(raw.get("output")) is str else ""
-    dropped = raw.get("output_dropped") if type(raw.get("output_dropped")) is int else 0
+    output, dropped = raw.get("output"), raw.get("output_dropped")
+    output = output if type(output) is str else ""
+    dropped = dropped if type(dropped) is int else 0
     status = Status(raw["status"])
-    common = {"output": output[:100_000], "output_dropped": dropped}
+    common: dict[str, Any] = {"output": output[:100_000], "output_dropped": dropped}
     if status is Status.OK:
         digest = raw.get("inputs_digest")
         return CallOutcome(status, value=wire.decode(raw.get("value")),
@@ -143,14 +145,14 @@ def outcome_from_answer(raw):
     return CallOutcome(status, detail=str(detail)[:200], **common)
 
 
-def clean_error(error):
+def clean_error(error: Any) -> dict[str, Any]:
     """The known fields of a student exception, each of its type and capped."""
     if type(error) is not dict:
         return {"type": "Exception", "message": ""}
-    clean = {}
+    clean: dict[str, Any] = {}
     for key, kind, cap in (("type", str, 100), ("message", str, 2000), ("file", str, 300),
                            ("code", str, 500), ("line", int, None), ("offset", int, None)):
         value = error.get(key)
         if type(value) is kind:
-            clean[key] = value[:cap] if cap else value
+            clean[key] = value[:cap] if cap and isinstance(value, str) else value
     return clean

@@ -6,12 +6,16 @@ values reach the comparison engine as the same plain types.
 """
 
 import copy
-import inspect
 import importlib.util
+import inspect
 import sys
+from collections.abc import Callable, Sequence
+from types import ModuleType
+from typing import Any
 
-from . import wire
+from ..course.spec import Check
 from ..errors import CourseError
+from . import wire
 
 
 class Reference:
@@ -22,15 +26,15 @@ class Reference:
         self._module = None
 
     @property
-    def available(self):
+    def available(self) -> bool:
         return self.exercise.solution_path.is_file()
 
-    def module(self):
+    def module(self) -> ModuleType:
         if self._module is None:
             self._module = _import(self.exercise)
         return self._module
 
-    def function(self, name, purpose="graded function"):
+    def function(self, name: str, purpose: str = "graded function") -> Callable[..., Any]:
         func = getattr(self.module(), name, None)
         if not callable(func):
             raise CourseError(f"the solution has no function {name!r} ({purpose} of "
@@ -38,7 +42,8 @@ class Reference:
                               hint=f"define {name} in the solution or fix the exercise YAML")
         return func
 
-    def call(self, name, args, kwargs, check, purpose="graded function"):
+    def call(self, name: str, args: Sequence[Any], kwargs: dict[str, Any], check: Check | None,
+             purpose: str = "graded function") -> Any:
         """The plain-data answer of ``name``; its failure is a course error."""
         func = self.function(name, purpose)
         kwargs = {**_accepted(func, self.exercise.params), **kwargs}

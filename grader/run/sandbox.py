@@ -29,7 +29,10 @@ import signal
 import stat
 import sys
 import sysconfig
+from collections.abc import Callable, Collection, Sequence
+from pathlib import Path
 
+from ..course.limits import Limits
 from ..errors import CourseError
 
 LEVELS = ("none", "process", "bubblewrap")
@@ -48,13 +51,13 @@ class IsolationError(CourseError):
     """The isolation asked for cannot be given, or is weaker than required: exit 2."""
 
 
-def strongest_available():
+def strongest_available() -> str:
     """The default level: bubblewrap where it works, else process limits."""
     return "bubblewrap" if bubblewrap_works() else "process"
 
 
 @functools.cache
-def bubblewrap_works():
+def bubblewrap_works() -> bool:
     """bwrap is installed and may create namespaces here (checked once)."""
     import subprocess
 
@@ -85,7 +88,7 @@ def _namespace_flags():
 
 
 @functools.cache
-def library_paths():
+def library_paths() -> list[str]:
     """Folders the child needs on sys.path for numpy and sympy (found, not imported)."""
     import importlib.util
 
@@ -97,12 +100,12 @@ def library_paths():
     return [p for p in sorted(paths) if os.path.isdir(p)]
 
 
-def stdlib_path():
+def stdlib_path() -> str:
     """The child's standard library folder (the grader's interpreter's)."""
     return sysconfig.get_paths()["stdlib"]
 
 
-def child_env(workdir):
+def child_env(workdir: str) -> dict[str, str]:
     env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": workdir, "TMPDIR": workdir,
            "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0"}
     env.update({k: "1" for k in ONE_THREAD})
@@ -110,7 +113,7 @@ def child_env(workdir):
     return env
 
 
-def interpreter():
+def interpreter() -> str:
     """The Python that runs the child: a venv's own interpreter, so its site-packages
     count; elsewhere the real file behind the grader's interpreter."""
     if sys.prefix != sys.base_prefix:
@@ -128,7 +131,7 @@ class Identity:
     gid: int
     lock_fd: int = -1
 
-    def release(self):
+    def release(self) -> None:
         """Kill what still runs as this uid, delete its scratch files, free the uid."""
         if self.lock_fd < 0:
             return
@@ -151,12 +154,13 @@ class Plan:
     description: str
     identity: Identity | None = None
 
-    def release(self):
+    def release(self) -> None:
         if self.identity is not None:
             self.identity.release()
 
 
-def plan(level, solutions_dir=None, required=None):
+def plan(level: str, solutions_dir: str | Path | None = None,
+         required: str | None = None) -> Plan:
     """Decide (and claim the uid of) one grading run's isolation.
 
     IsolationError when the level cannot be given honestly (root with a Python
@@ -185,7 +189,7 @@ def plan(level, solutions_dir=None, required=None):
     return result
 
 
-def rank(isolation):
+def rank(isolation: str) -> int:
     """The rank of a level name or of a report's isolation string ('process (...)')."""
     name = str(isolation).split(" ", 1)[0]
     if name not in RANKS:
@@ -194,7 +198,8 @@ def rank(isolation):
     return RANKS.index(name)
 
 
-def check_required(run_plan, required, solutions_dir=None):
+def check_required(run_plan: Plan, required: str | None,
+                   solutions_dir: str | Path | None = None) -> None:
     """IsolationError unless ``run_plan`` is at least as strong as ``required``."""
     if required is None or rank(run_plan.achieved) >= rank(required):
         return
@@ -211,7 +216,7 @@ def check_required(run_plan, required, solutions_dir=None):
         f"{required!r} (levels, weakest first: {' < '.join(RANKS)})", hint=hint)
 
 
-def require_isolation_args(required=BATCH_MINIMUM):
+def require_isolation_args(required: str = BATCH_MINIMUM) -> list[str]:
     """Arguments for an ``attn-grade grade`` run that must be at least ``required``.
 
     grade-all and the Gradescope bundle add these to every grade command.
@@ -249,7 +254,7 @@ def _check_reachable():
                      f"{folder}), or use --isolation bubblewrap")
 
 
-def solutions_readable(solutions_dir):
+def solutions_readable(solutions_dir: str | Path | None) -> bool:
     """Whether a user other than the owner and group can read into ``solutions_dir``."""
     if solutions_dir is None or not os.path.isdir(solutions_dir):
         return False
@@ -258,7 +263,7 @@ def solutions_readable(solutions_dir):
     return bool(os.stat(solutions_dir).st_mode & 0o005)
 
 
-def claim_identity():
+def claim_identity() -> Identity:
     """A uid/gid (UID_BASE + n) no other grading run holds, locked until released."""
     lock_dir = _lock_dir()
     for uid in range(UID_BASE, UID_BASE + UID_COUNT):   # the lowest free: few lock files
@@ -303,7 +308,7 @@ def _named(uid):
     return False
 
 
-def kill_processes_of(uid):
+def kill_processes_of(uid: int) -> None:
     """SIGKILL every process whose real or effective uid is ``uid`` (until none is left)."""
     for _ in range(20):
         found = []
@@ -332,7 +337,7 @@ def kill_processes_of(uid):
         time.sleep(0.01)
 
 
-def remove_scratch_files_of(uid):
+def remove_scratch_files_of(uid: int) -> None:
     """Delete what ``uid`` left at the top of /tmp, /var/tmp and /dev/shm, and run
     folders of its group (root:uid) a grader that died left there."""
     import tempfile
@@ -357,7 +362,9 @@ def remove_scratch_files_of(uid):
 
 # ------------------------------------------------------------ the child's command
 
-def command(run_plan, script, workdir, submission, runtime_dir, limits, public=()):
+def command(run_plan: Plan, script: str, workdir: str, submission: str | Path,
+            runtime_dir: str | Path, limits: Limits,
+            public: Sequence[str | Path] = ()) -> list[str]:
     """argv that runs the child ``script`` as ``run_plan`` says.
 
     ``public``: folders the child may read besides its submission (the set's
@@ -416,7 +423,7 @@ def _readonly_roots(submission, runtime_dir, *public):
     return seen
 
 
-def preexec(run_plan, limits):
+def preexec(run_plan: Plan, limits: Limits) -> Callable[[], None]:
     """A function run in the child before exec: resource limits, user switch."""
     identity = run_plan.identity if run_plan.level == "process" else None
 
@@ -438,7 +445,7 @@ def preexec(run_plan, limits):
     return apply
 
 
-def file_size_cap(limits):
+def file_size_cap(limits: Limits) -> int:
     """RLIMIT_FSIZE: the largest file a child may write (an answer and its output)."""
     return limits.answer + 4 * limits.output + (1 << 20)
 
@@ -457,7 +464,7 @@ PR_SET_CHILD_SUBREAPER = 36
 
 
 @functools.cache
-def become_subreaper():
+def become_subreaper() -> bool:
     """Make orphans of student processes re-parent to the grader (Linux); whether it is one.
 
     A student may fork and setsid() to leave the child's process group; as a
@@ -475,7 +482,7 @@ def become_subreaper():
         return False
 
 
-def reap_strays(keep):
+def reap_strays(keep: Collection[int]) -> None:
     """Kill and reap processes re-parented to the grader that it did not start.
 
     Nothing unless the grader is a subreaper; ``keep`` must hold every child

@@ -19,12 +19,15 @@ import dataclasses
 import json
 import os
 import shutil
+import subprocess
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
-from . import sandbox, wire
 from ..course.limits import Limits
+from . import sandbox, wire
 from .channel import Channel, Waited
 from .child import Child, Reaper
 from .outcome import CallOutcome, Crash, Status
@@ -66,7 +69,7 @@ class RunFolder:
         if not path.is_symlink():
             os.chmod(path, 0o750 if path.is_dir() else 0o640)
 
-    def stage(self, *paths):
+    def stage(self, *paths: str | Path) -> list[str]:
         """Folders as the child should see them (the submission, the public folder).
 
         With a uid of its own: copies readable by that uid alone (links kept as
@@ -74,11 +77,11 @@ class RunFolder:
         so a solution that finds ``../../exercises/SET`` from its own folder still
         does.  Without one, the folders themselves.
         """
-        paths = [os.path.realpath(p) for p in paths]
+        real = [os.path.realpath(p) for p in paths]
         if self.identity is None:
-            return paths
+            return real
         files = self.root / "files"
-        for path in sorted(paths, key=len):
+        for path in sorted(real, key=len):
             if any(path == done or path.startswith(done + os.sep) for done in self._staged):
                 continue
             target = files / path.lstrip(os.sep)
@@ -87,7 +90,7 @@ class RunFolder:
             for copied in [target, *target.rglob("*")]:
                 self._share(copied)
             self._staged[path] = str(target)
-        return [str(files / p.lstrip(os.sep)) for p in paths]
+        return [str(files / p.lstrip(os.sep)) for p in real]
 
     def _make_parents(self, folder):
         missing = []
@@ -98,7 +101,7 @@ class RunFolder:
             path.mkdir()
             self._share(path)
 
-    def new_workdir(self):
+    def new_workdir(self) -> Path:
         self._count += 1
         path = self.root / f"work-{self._count}"
         path.mkdir(mode=0o700)
@@ -106,7 +109,7 @@ class RunFolder:
             os.chown(path, self.identity.uid, self.identity.gid)
         return path
 
-    def close(self):
+    def close(self) -> None:
         self.plan.release()
         shutil.rmtree(self.root, ignore_errors=True)
 
@@ -142,12 +145,12 @@ class StudentProcess:
         self.restarts = 0
         self.load_failure = None
         self._next_id = 0
-        self._pending_load = None
+        self._pending_load: CallOutcome | None = None
         if not (Path(self.submission) / f"{module}.py").is_file():
             self.load_failure = CallOutcome(Status.MISSING_FILE, detail=f"{module}.py")
 
     @property
-    def proc(self):
+    def proc(self) -> subprocess.Popen | None:
         """The running child's Popen, or None."""
         return self.child.popen if self.child is not None else None
 
@@ -179,7 +182,7 @@ class StudentProcess:
         channel.attach(self.child.stdin)
         self.channel = channel
 
-    def close(self):
+    def close(self) -> None:
         """Kill the child and everything it started; delete its work folder."""
         if self.child is None:
             return
@@ -189,7 +192,8 @@ class StudentProcess:
         shutil.rmtree(self.workdir, ignore_errors=True)
 
     # ------------------------------------------------------------ calls
-    def call(self, function, args=(), kwargs=None):
+    def call(self, function: str, args: Sequence[Any] = (),
+             kwargs: dict[str, Any] | None = None) -> CallOutcome:
         """Run ``module.function(*args, **kwargs)`` in the child."""
         ready = self._ensure_loaded()
         if ready is not None:
@@ -204,7 +208,7 @@ class StudentProcess:
             self.close()
         return outcome
 
-    def prestart(self):
+    def prestart(self) -> None:
         """Start the child and its import now, to overlap with other work."""
         if self.load_failure is None and self.child is None:
             try:

@@ -15,6 +15,7 @@ import decimal
 import json
 import math
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
 
@@ -42,7 +43,7 @@ class WireError(Exception):
 
 # ---------------------------------------------------------------- encoding
 
-def encode(value, _where="answer", _budget=None):
+def encode(value: Any, _where: str = "answer", _budget: list[int] | None = None) -> Any:
     """Turn a value into JSON-able plain data, or raise WireError."""
     budget = _budget if _budget is not None else [MAX_NODES]
     budget[0] -= 1
@@ -132,7 +133,7 @@ def _encode_sympy(expr, where, budget):
 
 # ---------------------------------------------------------------- decoding
 
-def decode(data):
+def decode(data: Any) -> Any:
     """Rebuild a value from plain data; anything unexpected raises WireError."""
     try:
         return _decode(data)
@@ -313,7 +314,7 @@ _DECODERS = {
 }
 
 
-def digest(*encoded):
+def digest(*encoded: Any) -> str:
     """A fingerprint of encoded values, to tell whether inputs changed during a call."""
     import hashlib
 
@@ -321,7 +322,7 @@ def digest(*encoded):
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def loads(text):
+def loads(text: str | bytes) -> Any:
     """Parse wire JSON text; malformed or hostile text raises WireError."""
     try:
         return decode(json.loads(text))
@@ -331,6 +332,6 @@ def loads(text):
         raise WireError(f"unreadable data ({type(exc).__name__})") from None
 
 
-def dumps(value):
+def dumps(value: Any) -> str:
     """Encode a value to wire JSON text."""
     return json.dumps(encode(value), allow_nan=False, separators=(",", ":"))

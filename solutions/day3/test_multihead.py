@@ -21,8 +21,11 @@ def test_gqa_with_repeated_kv_equals_plain_mha(student):
     d_head = d // n_heads
     X, Wq, Wo = RNG.normal(size=(n, d)), RNG.normal(size=(d, d)), RNG.normal(size=(d, d))
     Wk, Wv = RNG.normal(size=(d, n_kv * d_head)), RNG.normal(size=(d, n_kv * d_head))
-    blocks = lambda W: np.concatenate([W[:, (h // 3) * d_head:(h // 3 + 1) * d_head]
-                                       for h in range(n_heads)], axis=1)
+
+    def blocks(W):
+        return np.concatenate([W[:, (h // 3) * d_head:(h // 3 + 1) * d_head]
+                               for h in range(n_heads)], axis=1)
+
     gqa = student.multi_head_attention(X, Wq, Wk, Wv, Wo, n_heads, n_kv_heads=n_kv)
     mha = student.multi_head_attention(X, Wq, blocks(Wk), blocks(Wv), Wo, n_heads)
     assert np.allclose(gqa, mha)
