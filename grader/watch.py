@@ -9,9 +9,14 @@ the grading that started it.
 
 import os
 import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
 
+from .course.spec import Exercise, ExerciseSet
 from .grading import grade_set
 from .judge.msg import Msg
+from .judge.results import ExerciseResult
 from .report.messages import render
 from .report.progress import Progress, next_exercise
 from .report.render import exercise_block
@@ -20,9 +25,9 @@ POLL_SECONDS = 0.2
 CLEAR = "\x1b[2J\x1b[H"
 
 
-def stamps(folder, exercises):
+def stamps(folder: Path, exercises: Iterable[Exercise]) -> dict[str, tuple | None]:
     """{exercise id: (mtime_ns, size)} of each exercise's stub file (None if missing)."""
-    out = {}
+    out: dict[str, tuple | None] = {}
     for exercise in exercises:
         try:
             info = os.stat(folder / exercise.file)
@@ -32,11 +37,12 @@ def stamps(folder, exercises):
     return out
 
 
-def changed(before, after):
+def changed(before: dict, after: dict) -> list[str]:
     return [ex_id for ex_id, stamp in after.items() if before.get(ex_id) != stamp]
 
 
-def screen(exercise_set, result, progress, lang):
+def screen(exercise_set: ExerciseSet, result: ExerciseResult, progress: Progress,
+           lang: str) -> list[str]:
     """The whole screen after grading one exercise."""
     out = exercise_block(result, exercise_set.id, lang, progress.hints_used(exercise_set.id))
     total = sum(e.points for e in exercise_set.exercises)
@@ -53,7 +59,9 @@ def screen(exercise_set, result, progress, lang):
     return out
 
 
-def watch(exercise_set, folder, level, lang, echo, student=None, clear=True, once=False):
+def watch(exercise_set: ExerciseSet, folder: Path, level: str, lang: str,
+          echo: Callable[[str], Any], student: str | None = None, clear: bool = True,
+          once: bool = False) -> None:
     """Grade each exercise whose file changes, until interrupted (or one grading, ``once``)."""
     progress = Progress(folder)
     before = stamps(folder, exercise_set.exercises)

@@ -181,7 +181,8 @@ def _each_variant(exercise):
     return [exercise.with_variant(i) for i in range(len(exercise.variants))] or [exercise]
 
 
-def variants_pass(exercise_set, level, only=None):
+def variants_pass(exercise_set: ExerciseSet, level: str,
+                  only: Collection[str] | None = None) -> list[Finding]:
     """Each variant's reference answers its own checks (graded as that student would)."""
     out = []
     for exercise in exercise_set.exercises:

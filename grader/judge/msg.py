@@ -75,7 +75,7 @@ def fmt(value: Any) -> str:
     return text if len(text) <= 200 else text[:197] + "..."
 
 
-def precise(value):
+def precise(value: object) -> str:
     """``fmt`` with every digit a float has (17 significant), for values that ``fmt``
     would show alike though they differ."""
     if isinstance(value, float) and math.isfinite(value) and value != int(value):

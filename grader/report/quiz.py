@@ -11,11 +11,16 @@ the function by hand still works.
 import ast
 import dataclasses
 import re
+from collections.abc import Collection
+from pathlib import Path
+from typing import Any
 
+from ..course.spec import Check, Exercise, ExerciseSet
 from ..course.units import UnitError, parse_bytes
 from ..judge.check import judge
 from ..judge.msg import Msg
-from ..run.outcome import CallOutcome
+from ..judge.results import CheckResult
+from ..run.outcome import CallOutcome, Status
 from ..run.references import Reference
 from .messages import render
 from .render import check_lines
@@ -25,13 +30,14 @@ KINDS = ("choice", "set", "exact", "number", "bytes")
 
 @dataclasses.dataclass(frozen=True)
 class Question:
-    exercise: object
-    check: object
+    exercise: Exercise
+    check: Check
     text: str          # the stub's docstring, in the chosen language
     options: tuple     # choices to number, () for free text
 
 
-def questions(exercise_set, lang, only=None, student=None):
+def questions(exercise_set: ExerciseSet, lang: str, only: Collection[str] | None = None,
+              student: str | None = None) -> list[Question]:
     """The set's questions a student types in, in course order (their variant's)."""
     out = []
     for exercise in exercise_set.exercises:
@@ -54,7 +60,7 @@ def questions(exercise_set, lang, only=None, student=None):
     return out
 
 
-def parse_answer(question, text):
+def parse_answer(question: Question, text: str) -> Any:
     """The typed text as the answer value, or raise ValueError with what to type."""
     text = text.strip()
     options, kind = question.options, question.check.compare.kind
@@ -77,7 +83,7 @@ def parse_answer(question, text):
     return float(text)
 
 
-def judge_answer(question, answer):
+def judge_answer(question: Question, answer: Any) -> CheckResult:
     """The CheckResult of a typed answer, and the lines a student sees for it."""
     exercise, check = question.exercise, question.check
     reference = Reference(exercise)
@@ -85,18 +91,18 @@ def judge_answer(question, answer):
                                                                     check)
     wrong = [(m, m.wrong and reference.call(m.wrong, (), {}, check))
              for m in exercise.misconceptions if m.applies_to(check)]
-    return judge(check, exercise, CallOutcome("ok", value=answer), expected, wrong)
+    return judge(check, exercise, CallOutcome(Status.OK, value=answer), expected, wrong)
 
 
-def record(stub_path, function, answer):
+def record(stub_path: Path, function: str, answer: Any) -> None:
     """Write ``return <answer>`` as the body of ``function`` in the stub, docstring kept."""
     source = stub_path.read_text(encoding="utf-8")
     tree = ast.parse(source)
     node = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == function)
     body = node.body
-    keep = 1 if body and isinstance(body[0], ast.Expr) and \
-        isinstance(getattr(body[0], "value", None), ast.Constant) and \
-        isinstance(body[0].value.value, str) else 0
+    first = body[0] if body else None
+    keep = 1 if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) \
+        and isinstance(first.value.value, str) else 0
     lines = source.split("\n")
     indent = " " * (body[0].col_offset if body else node.col_offset + 4)
     start = body[keep].lineno - 1 if len(body) > keep else body[-1].end_lineno
@@ -108,7 +114,7 @@ def record(stub_path, function, answer):
     stub_path.write_text("\n".join(lines), encoding="utf-8")
 
 
-def prompt_lines(question, number, total, lang):
+def prompt_lines(question: Question, number: int, total: int, lang: str) -> list[str]:
     """The question as shown: its number, text and numbered options."""
     head = render(Msg("quiz-question", n=number, total=total, exercise=question.exercise.id),
                   lang)
@@ -117,7 +123,7 @@ def prompt_lines(question, number, total, lang):
     return out
 
 
-def feedback_lines(result, lang):
+def feedback_lines(result: CheckResult, lang: str) -> list[str]:
     return check_lines(result, lang)
 
 

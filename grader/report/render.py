@@ -4,13 +4,13 @@ Pure functions of the result and a language; the CLI only chooses one.
 On hidden checks only value-free phrasings are used (see ``feedback``).
 """
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from .. import __version__
 from ..course.spec import Check, Exercise, Text
 from ..judge.msg import Msg, fmt, printable
-from ..judge.results import CheckResult, RunResult
+from ..judge.results import CheckResult, ExerciseResult, RunResult
 from .messages import render
 
 GRADESCOPE_VISIBILITY = ("visible", "hidden", "after_due_date", "after_published")
@@ -231,7 +231,9 @@ def terminal(run: RunResult, lang: str, color: bool = False,
     return "\n".join(out)
 
 
-def exercise_block(ex_result, set_id, lang, hints_used=None, style=None):
+def exercise_block(ex_result: ExerciseResult, set_id: str, lang: str,
+                   hints_used: Mapping[str, int] | None = None,
+                   style: Callable[..., str] | None = None) -> list[str]:
     """One exercise's lines: its head and score, its checks, and what to do next."""
     style = style or _styler(False)
     exercise = ex_result.exercise
@@ -245,8 +247,8 @@ def exercise_block(ex_result, set_id, lang, hints_used=None, style=None):
     return out
 
 
-def _styler(color):
-    def style(text, **kw):
+def _styler(color: bool) -> Callable[..., str]:
+    def style(text: str, **kw: Any) -> str:
         if not color:
             return text
         import click
