@@ -9,6 +9,7 @@ Every string that comes from the documents is escaped.
 import html
 import io
 import os
+import re
 import warnings
 from pathlib import Path
 from urllib.parse import quote
@@ -237,7 +238,8 @@ def _svg(fig):
         fig.savefig(buffer, format="svg", bbox_inches="tight")
     _pyplot().close(fig)
     text = buffer.getvalue()
-    return text[text.index("<svg"):]      # inline: no XML prolog or doctype
+    text = text[text.index("<svg"):]      # inline: no XML prolog or doctype
+    return re.sub(r"(?s)\s*<metadata>.*?</metadata>", "", text, count=1)
 
 
 def histogram_svg(hist, xlabel, ylabel):
