@@ -94,7 +94,8 @@ def _scores(data, lang, t):
     s = data["scores"]
     out = [_tag("h2", t(Msg("class-scores"))),
            "<p>" + _escape(render(Msg("class-score-summary", mean=_n(s["mean"]),
-                                      max_score=_n(data["max_score"]), median=_n(s["median"]),
+                                      max_score=_score(data["max_score"]),
+                                      median=_score(s["median"]),
                                       full=s["full_marks"], students=data["students"]), lang))
            + "</p>",
            '<div class="chart">' + histogram_svg(s["histogram"], t(Msg("class-axis-score")),
@@ -106,7 +107,8 @@ def _scores(data, lang, t):
             [x["exercise"] for x in exercises],
             [100 * x["mean"] / x["max_score"] if x["max_score"] else 0 for x in exercises],
             t(Msg("class-axis-mean")), limit=100) + "</div>")
-    rows = [[_escape(x["exercise"]), _num_cell(x["max_score"]), _num_cell(x["mean"]),
+    rows = [[_escape(x["exercise"]), f'<td class="n">{_score(x["max_score"])}</td>',
+             _num_cell(x["mean"]),
              f'<td class="n">{x["full_marks"]} ({round(100 * x["full_marks_rate"])}%)</td>']
             for x in exercises]
     out.append(_table([t(Msg("class-col-exercise")), t(Msg("class-col-max")), t(Msg("class-col-mean")),
@@ -175,17 +177,15 @@ def _errors(data, lang, t):
 
 
 def _need_help(data, t, href):
-    by_name = {s["student"]: s for s in data["roster"]}
-
     def row(s):
-        link = f'<a href="{_escape(href + quote(s["file"]))}">{_escape(s["file"])}</a>'
-        return [_escape(s["student"]), _num_cell(s["score"]),
+        link = f'<a href="{_escape(quote(href + s["file"]))}">{_escape(s["file"])}</a>'
+        return [_escape(s["student"]), f'<td class="n">{_score(s["score"])}</td>',
                 _escape(", ".join(s["tags"])), link]
 
     head = [t(Msg("class-col-student")), t(Msg("class-col-score")), t(Msg("class-col-tag")),
             t(Msg("class-col-file"))]
     out = [_tag("h2", t(Msg("class-need-help"))),
-           _table(head, [row(by_name[n]) for n in data["need_help"] if n in by_name],
+           _table(head, [row(s) for s in data["need_help"]],
                   numeric=(1,))]
     roster = sorted(data["roster"], key=lambda s: s["student"])
     everyone = t(Msg("class-roster", students=len(roster)))
@@ -208,6 +208,11 @@ def _tag(name, text):
 
 def _num_cell(x):
     return f'<td class="n">{_n(x)}</td>'
+
+
+def _score(x):
+    """A score exactly as the gradebook has it (up to 4 decimals)."""
+    return format(x, ".10g")
 
 
 def _n(x):

@@ -16,6 +16,7 @@ import re
 import statistics
 from pathlib import Path
 
+from .gradebook import FORMULA_STARTS
 from ..report.messages import catalogue
 from ..course.spec import LANGUAGES
 
@@ -108,9 +109,10 @@ def aggregate(entries, rows=None, messages=None, title=None):
         "misconceptions": _misconceptions(entries, students, messages),
         "failed_checks": _failed_checks(entries),
         "errors": _errors(students),
-        "need_help": [s["student"] for s in sorted(
-            students, key=lambda s: (_fraction(s), -len(s["tags"]), s["student"]))[:NEED_HELP]
-            if _fraction(s) < 1],
+        "need_help": [{k: s[k] for k in ("student", "file", "score", "max_score", "tags")}
+                      for s in sorted(students, key=lambda s: (_fraction(s), -len(s["tags"]),
+                                                               s["student"]))[:NEED_HELP]
+                      if _fraction(s) < 1],
         "roster": students,
         "gradebook_differs": _differs(students, rows),
     }
@@ -289,7 +291,7 @@ def _differs(students, rows):
     """Students whose gradebook total differs from their results document (none expected)."""
     if rows is None:
         return []
-    csv_totals = {r.get("student"): r.get("score") for r in rows}
+    csv_totals = {_csv_id(r.get("student")): r.get("score") for r in rows}
     out = []
     for s in students:
         cell = csv_totals.get(s["student"])
@@ -300,6 +302,14 @@ def _differs(students, rows):
         if not same:
             out.append(s["student"])
     return out
+
+
+def _csv_id(cell):
+    """The student id as written to the gradebook, without the quote that keeps a
+    spreadsheet from running it as a formula."""
+    if isinstance(cell, str) and cell.startswith("'") and cell[1:].startswith(FORMULA_STARTS):
+        return cell[1:]
+    return cell
 
 
 def _fraction(student):
