@@ -45,7 +45,7 @@ h1{font-size:1.6em;margin-bottom:.2em}h2{margin-top:1.8em;border-bottom:1px soli
 table{border-collapse:collapse;margin:.5em 0;width:100%}
 th,td{text-align:left;padding:.25em .6em;border-bottom:1px solid #eee;vertical-align:top}
 td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}
-code{background:#f3f3f3;padding:0 .25em;border-radius:3px}
+code{background:#f3f3f3;padding:0 .25em;border-radius:3px;white-space:nowrap}
 details{margin:.4em 0}summary{cursor:pointer;color:#0b5394}
 .chart svg{max-width:100%;height:auto}.small{color:#666;font-size:.9em}
 """
@@ -85,7 +85,7 @@ def page(data, lang, results_href=""):
     parts += _misconceptions(data, lang, t)
     parts += _failed_checks(data, t)
     parts += _errors(data, lang, t)
-    parts += _need_help(data, t, results_href)
+    parts += _need_help(data, lang, t, results_href)
     parts.append("</body></html>")
     return "\n".join(parts)
 
@@ -176,14 +176,15 @@ def _errors(data, lang, t):
     return out
 
 
-def _need_help(data, t, href):
+def _need_help(data, lang, t, href):
     def row(s):
         link = f'<a href="{_escape(quote(href + s["file"]))}">{_escape(s["file"])}</a>'
+        errors = [render(ERROR_LABELS[k], lang) if k in ERROR_LABELS else k for k in s["errors"]]
         return [_escape(s["student"]), f'<td class="n">{_score(s["score"])}</td>',
-                _escape(", ".join(s["tags"])), link]
+                _escape(", ".join(s["tags"])), _escape(", ".join(errors)), link]
 
     head = [t(Msg("class-col-student")), t(Msg("class-col-score")), t(Msg("class-col-tag")),
-            t(Msg("class-col-file"))]
+            t(Msg("class-col-kind")), t(Msg("class-col-file"))]
     out = [_tag("h2", t(Msg("class-need-help"))),
            _table(head, [row(s) for s in data["need_help"]],
                   numeric=(1,))]

@@ -109,7 +109,8 @@ def aggregate(entries, rows=None, messages=None, title=None):
         "misconceptions": _misconceptions(entries, students, messages),
         "failed_checks": _failed_checks(entries),
         "errors": _errors(students),
-        "need_help": [{k: s[k] for k in ("student", "file", "score", "max_score", "tags")}
+        "need_help": [{k: s[k] for k in ("student", "file", "score", "max_score", "tags",
+                                         "errors")}
                       for s in sorted(students, key=lambda s: (_fraction(s), -len(s["tags"]),
                                                                s["student"]))[:NEED_HELP]
                       if _fraction(s) < 1],
