@@ -124,10 +124,8 @@ def test_the_page_is_one_file_with_charts_and_folded_details(graded_class):
 
 
 def test_chinese_page(graded_class, tmp_path):
-    out, _ = graded_class
-    proc = run_cli("report", out, "--lang", "zh", "-o", tmp_path / "zh.html")
-    assert proc.returncode == 0, proc.stderr
-    page = (tmp_path / "zh.html").read_text()
+    out, data = graded_class
+    page = class_page.page(data, "zh", class_page.href_to(out, tmp_path / "zh.html"))
     assert "全班的常见误解" in page and "缺少因果掩码" in page
     assert "Misconceptions" not in page
     import re
