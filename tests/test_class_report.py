@@ -223,3 +223,14 @@ def test_gradebook_totals_are_compared_by_the_id_the_csv_wrote():
                {"file": "results/y.json", "doc": _doc("y", 3.0)}]
     rows = [{"student": "'=x", "score": "7.25"}, {"student": "y", "score": "3.5"}]
     assert class_report.aggregate(entries, rows)["gradebook_differs"] == ["y"]
+
+
+def test_odd_documents_do_not_break_the_report():
+    odd = [{"score": "x", "tests": "none", "extra_data": []},
+           {"score": 1, "max_score": 2, "tests": [{"tags": "abc", "status": "failed"}, 3],
+            "extra_data": {"exercises": [{"exercise": "e", "score": None}, "e"]}}]
+    data = class_report.aggregate([{"file": f"r{i}.json", "doc": d} for i, d in enumerate(odd)])
+    assert data["students"] == 2 and data["misconceptions"] == []
+    json.dumps(data)
+    if CHARTS:
+        assert "<svg" in class_page.page(data, "zh")

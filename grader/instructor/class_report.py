@@ -85,7 +85,7 @@ def aggregate(entries, rows=None, messages=None, title=None):
     n = len(students)
     max_score = max((s["max_score"] for s in students), default=0.0)
     totals = [s["score"] for s in students]
-    extras = [e["doc"].get("extra_data") or {} for e in entries]
+    extras = [_extra(e["doc"]) for e in entries]
     mtimes = [e.get("mtime") for e in entries if e.get("mtime")]
     return {
         "course": {
@@ -137,27 +137,36 @@ def histogram(totals, max_score, bins=HISTOGRAM_BINS):
 
 def _student(entry):
     doc = entry["doc"]
-    extra = doc.get("extra_data") or {}
+    extra = _extra(doc)
     name = extra.get("student") or Path(entry["file"]).stem
     status = extra.get("status") or ("error" if extra.get("error") else "graded")
     tags = {}
     for test in _tests(doc):
         if test.get("status") != "passed":
-            for tag in test.get("tags") or []:
+            for tag in _list(test.get("tags")):
                 tags.setdefault(str(tag), None)
     return {"student": str(name), "file": entry["file"], "score": _num(doc.get("score")),
             "max_score": _num(doc.get("max_score")), "status": str(status),
             "tags": list(tags), "errors": _student_errors(doc, status),
             "exercises": {str(e.get("exercise")): _num(e.get("score"))
-                          for e in extra.get("exercises") or [] if isinstance(e, dict)}}
+                          for e in _list(extra.get("exercises")) if isinstance(e, dict)}}
 
 
 def _tests(doc):
-    return [t for t in doc.get("tests") or [] if isinstance(t, dict)]
+    return [t for t in _list(doc.get("tests")) if isinstance(t, dict)]
+
+
+def _extra(item):
+    extra = item.get("extra_data")
+    return extra if isinstance(extra, dict) else {}
+
+
+def _list(value):
+    return value if isinstance(value, list) else []
 
 
 def _where(test):
-    extra = test.get("extra_data") or {}
+    extra = _extra(test)
     name = str(test.get("name", ""))
     exercise, _, check = name.partition(": ")
     return str(extra.get("exercise") or exercise), str(extra.get("check") or check or name)
@@ -168,7 +177,7 @@ def _exercises(entries):
     n = len(entries)
     table = {}
     for entry in entries:
-        for e in (entry["doc"].get("extra_data") or {}).get("exercises") or []:
+        for e in _list(_extra(entry["doc"]).get("exercises")):
             if not isinstance(e, dict):
                 continue
             row = table.setdefault(str(e.get("exercise")), {"scores": [], "max_score": 0.0})
@@ -191,7 +200,7 @@ def _misconceptions(entries, students, messages):
             if test.get("status") == "passed":
                 continue
             exercise, check = _where(test)
-            for tag in test.get("tags") or []:
+            for tag in _list(test.get("tags")):
                 item = found.setdefault(str(tag), {"students": set(), "checks": {}})
                 item["students"].add(student["student"])
                 item["checks"].setdefault((exercise, check), set()).add(student["student"])
@@ -218,7 +227,7 @@ def _failed_checks(entries):
             where = _where(test)
             if test.get("status") != "passed" and where not in seen:
                 seen.add(where)
-                hidden = bool((test.get("extra_data") or {}).get("hidden"))
+                hidden = bool(_extra(test).get("hidden"))
                 item = failed.setdefault(where, {"students": 0, "hidden": hidden})
                 item["students"] += 1
     return [{"exercise": ex, "check": ch, **item} for (ex, ch), item in
