@@ -475,9 +475,10 @@ def _class_report(folder, output, lang, fmt, course, exercise_set=None):
     if not entries:
         raise CourseError(report.render(Msg("class-no-results", folder=folder), lang))
     if exercise_set is None and course is not None:
-        set_id = next((e["doc"].get("extra_data", {}).get("set") for e in entries), None)
+        set_id = class_report.set_id(entries)
         try:
-            exercise_set = spec_loader.load_set(course, set_id) if set_id else None
+            exercise_set = spec_loader.load_set(course, set_id) \
+                if set_id in course.set_ids() else None
         except CourseError:
             exercise_set = None     # the course is not the one graded: tags alone
     data = class_report.aggregate(

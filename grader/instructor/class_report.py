@@ -66,6 +66,13 @@ def read_folder(folder):
     return entries, rows
 
 
+def set_id(entries):
+    """The id of the set the documents graded (the most common one), or None."""
+    ids = [_extra(e["doc"]).get("set") for e in entries]
+    ids = [i for i in ids if isinstance(i, str)]
+    return max(sorted(set(ids)), key=ids.count) if ids else None
+
+
 def set_messages(exercise_set):
     """tag -> exercise id -> {lang: message}, from a loaded set's misconceptions."""
     out = {}
