@@ -141,6 +141,7 @@ def main() -> None:
                                           nothing
     attn-grade release SET -o DIR         student bundle without solutions
     attn-grade grade-all SET DIR -o OUT   grade a class into a CSV gradebook
+    attn-grade report OUT                 the class report: scores, misconceptions
     attn-grade export gradescope SET      a Gradescope autograder.zip
     """
 
@@ -486,13 +487,15 @@ def schema() -> None:
 @click.option("--process-limit", type=click.IntRange(1),
               help="Processes and threads one student's run may have at once.")
 @click.option("--tmp-limit", type=SizeType(), help="Scratch space per student process.")
+@click.option("--report", "with_report", is_flag=True,
+              help="Also write the class report OUT/report.html (needs the [report] extra).")
 def grade_all_command(set_id: str, submissions: str, out_dir: str, jobs: int, force: bool,
                       exercises: tuple[str, ...], course_dir: str | None, lang: str | None,
                       isolation: str | None, required: str | None,
                       time_limit: float | None, import_time_limit: float | None,
                       cpu_limit: float | None, memory_limit: int | None,
                       output_limit: int | None, process_limit: int | None,
-                      tmp_limit: int | None) -> None:
+                      tmp_limit: int | None, with_report: bool) -> None:
     """Grade a class: one sub-folder or .zip per student in SUBMISSIONS.
 
     Writes results/STUDENT.json (Gradescope format) and gradebook.csv (student,
@@ -501,7 +504,10 @@ def grade_all_command(set_id: str, submissions: str, out_dir: str, jobs: int, fo
     """
     from .instructor.gradebook import grade_all
 
-    extra: list[object] = ["--lang", lang or default_lang()]
+    lang = lang or default_lang()
+    if with_report:
+        _require_matplotlib(lang)     # before grading, not after
+    extra: list[object] = ["--lang", lang]
     extra += ["--isolation", isolation] if isolation else []
     extra += sandbox.require_isolation_args(required) if required else []
     for flag, value in (("--time-limit", time_limit), ("--import-time-limit", import_time_limit),
@@ -522,6 +528,71 @@ def grade_all_command(set_id: str, submissions: str, out_dir: str, jobs: int, fo
     click.echo(f"graded {len(rows)} submission(s) into {Path(out_dir) / 'gradebook.csv'}"
                + (f"; {problems['error']} could not be graded" if problems["error"] else "")
                + (f"; {problems['empty']} empty" if problems["empty"] else ""))
+    if with_report:
+        _class_report(Path(out_dir), Path(out_dir) / "report.html", lang, "html", course,
+                      exercise_set)
+
+
+def _require_matplotlib(lang):
+    from .instructor.class_page import INSTALL_COMMAND, matplotlib_available
+
+    if not matplotlib_available():
+        click.echo(report.render(Msg("class-needs-matplotlib", command=INSTALL_COMMAND), lang),
+                   err=True)
+        sys.exit(ExitCode.USAGE)
+
+
+def _class_report(folder, output, lang, fmt, course, exercise_set=None):
+    """Write the class report of the results in ``folder`` to ``output``."""
+    from .instructor import class_report
+
+    if fmt == "html":
+        _require_matplotlib(lang)
+    entries, rows = class_report.read_folder(folder)
+    if not entries:
+        raise CourseError(report.render(Msg("class-no-results", folder=folder), lang))
+    if exercise_set is None and course is not None:
+        set_id = class_report.set_id(entries)
+        try:
+            exercise_set = spec_loader.load_set(course, set_id) \
+                if set_id in course.set_ids() else None
+        except CourseError:
+            exercise_set = None     # the course is not the one graded: tags alone
+    data = class_report.aggregate(
+        entries, rows, class_report.set_messages(exercise_set) if exercise_set else {},
+        {lang: exercise_set.title.get(lang) for lang in LANGUAGES} if exercise_set else None)
+    if fmt == "json":
+        text = json.dumps(data, ensure_ascii=False, indent=2)
+    else:
+        from .instructor.class_page import href_to, page
+
+        text = page(data, lang, href_to(folder.resolve(), output.resolve()))
+    write_atomic(output, text)
+    click.echo(report.render(Msg("class-wrote", path=output), lang))
+
+
+@main.command("report")
+@click.argument("folder", metavar="OUT", type=click.Path(exists=True, file_okay=False))
+@click.option("--output", "-o", type=click.Path(dir_okay=False),
+              help="Where to write the page (default: OUT/report.html, or OUT/report.json).")
+@click.option("--format", "fmt", type=click.Choice(["html", "json"]), default="html",
+              show_default=True, help="A page with charts, or the same aggregates as data.")
+@COURSE_OPTION
+@LANG_OPTION
+def class_report_command(folder, output, fmt, course_dir, lang):
+    """The class report of a grade-all output folder OUT (or any folder of Gradescope
+    results JSON files): scores, misconceptions, failed checks, recurring errors and
+    students who need help, as one self-contained HTML page."""
+    lang = lang or default_lang()
+    try:
+        course = _course(course_dir)
+    except CourseError:
+        if course_dir:
+            raise
+        course = None       # no course here: misconceptions are shown by tag
+    folder = Path(folder)
+    _class_report(folder, Path(output) if output else folder / f"report.{fmt}", lang, fmt,
+                  course)
 
 
 def _progress(submissions):
