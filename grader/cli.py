@@ -579,7 +579,8 @@ def _class_report(folder, output, lang, fmt, course, exercise_set=None):
               show_default=True, help="A page with charts, or the same aggregates as data.")
 @COURSE_OPTION
 @LANG_OPTION
-def class_report_command(folder, output, fmt, course_dir, lang):
+def class_report_command(folder: str, output: str | None, fmt: str, course_dir: str | None,
+                         lang: str | None) -> None:
     """The class report of a grade-all output folder OUT (or any folder of Gradescope
     results JSON files): scores, misconceptions, failed checks, recurring errors and
     students who need help, as one self-contained HTML page."""
@@ -590,9 +591,8 @@ def class_report_command(folder, output, fmt, course_dir, lang):
         if course_dir:
             raise
         course = None       # no course here: misconceptions are shown by tag
-    folder = Path(folder)
-    _class_report(folder, Path(output) if output else folder / f"report.{fmt}", lang, fmt,
-                  course)
+    root = Path(folder)
+    _class_report(root, Path(output) if output else root / f"report.{fmt}", lang, fmt, course)
 
 
 def _progress(submissions):

@@ -12,6 +12,7 @@ import os
 import re
 import warnings
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 from ..judge.msg import Msg
@@ -51,7 +52,7 @@ details{margin:.4em 0}summary{cursor:pointer;color:#0b5394}
 """
 
 
-def matplotlib_available():
+def matplotlib_available() -> bool:
     try:
         import matplotlib  # noqa: F401
     except ImportError:
@@ -59,7 +60,7 @@ def matplotlib_available():
     return True
 
 
-def page(data, lang, results_href=""):
+def page(data: dict[str, Any], lang: str, results_href: str = "") -> str:
     """The HTML page of ``data``; links to result files are ``results_href`` + file."""
     def t(msg):
         return render(msg, lang)
@@ -250,7 +251,7 @@ def _svg(fig):
     return re.sub(r"(?s)\s*<metadata>.*?</metadata>", "", text, count=1)
 
 
-def histogram_svg(hist, xlabel, ylabel):
+def histogram_svg(hist: dict[str, Any], xlabel: str, ylabel: str) -> str:
     plt = _pyplot()
     edges, counts = hist["edges"], hist["counts"]
     fig, ax = plt.subplots(figsize=(7.5, 2.8))
@@ -265,7 +266,8 @@ def histogram_svg(hist, xlabel, ylabel):
     return _svg(fig)
 
 
-def bar_svg(labels, values, xlabel, limit=None):
+def bar_svg(labels: list[str], values: list[float], xlabel: str,
+            limit: float | None = None) -> str:
     """Horizontal bars, the first label on top."""
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(7.5, 0.35 * len(labels) + 0.9))
@@ -281,7 +283,7 @@ def bar_svg(labels, values, xlabel, limit=None):
     return _svg(fig)
 
 
-def href_to(results_root, page_path):
+def href_to(results_root: Path, page_path: Path | None) -> str:
     """The relative link prefix from the page's folder to the results folder."""
     rel = os.path.relpath(results_root, page_path.parent) if page_path else "."
     return "" if rel == "." else Path(rel).as_posix().rstrip("/") + "/"

@@ -10,14 +10,15 @@ document's ``score``, the very number ``grade-all`` writes to the CSV.
 
 import csv
 import datetime
+import functools
 import io
 import json
-import functools
 import re
 import statistics
 from pathlib import Path
+from typing import Any
 
-from ..course.spec import LANGUAGES
+from ..course.spec import LANGUAGES, ExerciseSet
 from ..report.messages import catalogue
 from .gradebook import FORMULA_STARTS
 
@@ -42,7 +43,7 @@ ERROR_KINDS = {
 NOT_GRADED_KINDS = ("not-graded", "empty")   # documents from ``not_graded``
 
 
-def read_folder(folder):
+def read_folder(folder: str | Path) -> tuple[list[dict[str, Any]], list[dict[str, str]] | None]:
     """(entries, gradebook rows or None) of a results folder.
 
     Each entry: {"file": path relative to ``folder``, "doc": the document,
@@ -67,16 +68,16 @@ def read_folder(folder):
     return entries, rows
 
 
-def set_id(entries):
+def set_id(entries: list[dict[str, Any]]) -> str | None:
     """The id of the set the documents graded (the most common one), or None."""
     ids = [_extra(e["doc"]).get("set") for e in entries]
     ids = [i for i in ids if isinstance(i, str)]
     return max(sorted(set(ids)), key=ids.count) if ids else None
 
 
-def set_messages(exercise_set):
+def set_messages(exercise_set: ExerciseSet) -> dict[str, dict[str, dict[str, str]]]:
     """tag -> exercise id -> {lang: message}, from a loaded set's misconceptions."""
-    out = {}
+    out: dict[str, dict[str, dict[str, str]]] = {}
     for exercise in exercise_set.exercises:
         for m in exercise.misconceptions:
             out.setdefault(m.tag, {})[exercise.id] = {lang: m.message.get(lang)
@@ -84,7 +85,8 @@ def set_messages(exercise_set):
     return out
 
 
-def aggregate(entries, rows=None, messages=None, title=None):
+def aggregate(entries: list[dict[str, Any]], rows: list[dict[str, str]] | None = None,
+              messages: dict[str, Any] | None = None, title: Any = None) -> dict[str, Any]:
     """The class report's data. ``entries`` as from ``read_folder``; ``rows``: the
     gradebook; ``messages``: tag -> exercise -> {lang: text} (``set_messages``);
     ``title``: {lang: set title}."""
@@ -94,7 +96,7 @@ def aggregate(entries, rows=None, messages=None, title=None):
     max_score = max((s["max_score"] for s in students), default=0.0)
     totals = [s["score"] for s in students]
     extras = [_extra(e["doc"]) for e in entries]
-    mtimes = [e.get("mtime") for e in entries if e.get("mtime")]
+    mtimes = [float(e["mtime"]) for e in entries if e.get("mtime")]
     return {
         "course": {
             "set": _distinct(x.get("set") for x in extras),
@@ -127,7 +129,8 @@ def aggregate(entries, rows=None, messages=None, title=None):
     }
 
 
-def histogram(totals, max_score, bins=HISTOGRAM_BINS):
+def histogram(totals: list[float], max_score: float,
+              bins: int = HISTOGRAM_BINS) -> dict[str, list[float]]:
     """{"edges": bins + 1 edges from 0 to max_score, "counts": students per bin};
     a bin holds its left edge, the last one also max_score."""
     top = max_score or max(totals, default=0) or 1.0
@@ -277,7 +280,7 @@ def _student_errors(doc, status):
     return out
 
 
-def classify(line):
+def classify(line: str) -> str | None:
     """The error kind an output line reports, or None."""
     line = line.strip()
     for kind, pattern in _patterns():
