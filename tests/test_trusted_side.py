@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from conftest import ROOT, SOLUTIONS, checks_of, grade_many, run_cli
+from conftest import HANG_GUARD, ROOT, SOLUTIONS, checks_of, grade_many, run_cli
 
 LIMITS = ("--time-limit", "2", "--lang", "en")
 SET = "day3"
@@ -131,7 +131,7 @@ def test_an_answer_against_the_trusted_side_fails_only_its_checks(attack_runs, n
     exercise, _, attacked = ATTACKS[name]
     doc, seconds = attack_runs[name, level]
     assert doc["extra_data"]["isolation"] != "none"
-    assert seconds < 40, f"{name} held the grader {seconds:.0f} s"
+    assert seconds < HANG_GUARD, f"{name} held the grader {seconds:.0f} s"   # a hang guard
     tests = {t["extra_data"]["check"]: t for t in checks_of(doc, exercise)}
     assert tests[attacked]["status"] == "failed", tests[attacked]["output"]
     others = [tests[c] for c in INTACT[attacked]]
@@ -234,7 +234,7 @@ def greedy(logits):
     run_cli(SET, "--submission", folder, "--json", "--exercise", "temperature",
             "--output", out, *LIMITS)
     assert out.stat().st_size < 200_000
-    assert time.monotonic() - start < 60
+    assert time.monotonic() - start < HANG_GUARD   # a hang guard
 
 
 def test_a_crash_inside_a_hidden_test_is_named_as_a_crash(tmp_path):
