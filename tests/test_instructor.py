@@ -1,5 +1,5 @@
-"""Instructor tools: dev check, new, schema, each through the CLI (new and schema, which
-start no student process, in-process through click's CliRunner)."""
+"""Instructor tools: dev check, new, schema, each through the CLI's commands, in-process
+through click's CliRunner; the one grading of the new exercise goes through the real CLI."""
 
 import json
 import shutil
@@ -12,8 +12,10 @@ from grader.course import yaml_source
 from grader.course.formats import EXERCISE
 
 
-def dev_check(course, *args, timeout=120):
-    return run_cli("dev", "check", "--course", course, *args, timeout=timeout)
+def dev_check(course, *args):
+    """``attn-grade dev check`` in-process (CliRunner): its student processes are started
+    as the CLI starts them, without a Python start and imports per call."""
+    return invoke("dev", "check", "--course", course, *args)
 
 
 def test_ci_runs_the_bundled_course_dev_check_and_the_slow_tests():
