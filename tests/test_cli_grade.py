@@ -190,11 +190,11 @@ C3_MISTAKES = {
                                                              "    return T\n"))),
     "dot-product-unique": ("quiz", c3("quiz", ("    return False\n", "    return True\n"))),
 }
-# The core tags are graded with one other file (growth.py), to show that other files
-# keep their marks; the rest over their own exercise (separate processes keep the
-# others apart). Grading the whole set would show the same for 8 files at 4 times the cost.
-WITNESS = "growth"
-WHOLE_SET = {"temperature-multiplied", "softmax-overflow", "softmax-wrong-axis",
+# The core tags are graded with one other file (concepts.py, the cheapest to grade), to
+# show that other files keep their marks; the rest over their own exercise (separate
+# processes keep the others apart). The whole set would show the same at 4 times the cost.
+WITNESS = "concepts"
+WITH_WITNESS = {"temperature-multiplied", "softmax-overflow", "softmax-wrong-axis",
              "no-causal-mask", "no-scaling", "scaled-by-d", "mask-misaligned",
              "weights-not-values"}
 ALL_MISTAKES = {("day3", tag): value for tag, value in MISTAKES.items()}
@@ -211,7 +211,7 @@ def mistake_results(tmp_path_factory):
         for stub in (ROOT / "exercises" / set_id).glob("*.py"):
             (folder / stub.name).write_text(solution(stub.stem, set_id))
         (folder / f"{exercise}.py").write_text(code)
-        only = ["--exercise", exercise] + (["--exercise", WITNESS] if tag in WHOLE_SET else [])
+        only = ["--exercise", exercise] + (["--exercise", WITNESS] if tag in WITH_WITNESS else [])
         jobs.append([set_id, "--submission", folder, "--json", "--lang", "en", *only])
     results = grade_many(jobs)
     return {key: (proc.returncode, json.loads(proc.stdout) if proc.stdout else proc.stderr)
@@ -224,7 +224,7 @@ def test_each_mistake_is_named_and_costs_only_its_exercise(mistake_results, set_
     exit_code, doc = mistake_results[set_id, tag]
     assert exit_code == 1, doc
     scores = scores_by_exercise(doc)
-    assert set(scores) == ({exercise, WITNESS} if tag in WHOLE_SET else {exercise})
+    assert set(scores) == ({exercise, WITNESS} if tag in WITH_WITNESS else {exercise})
     for other in set(scores) - {exercise}:
         assert scores[other] == pytest.approx((FULL[set_id][other],) * 2), other
     assert scores[exercise][0] < FULL[set_id][exercise]

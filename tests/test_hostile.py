@@ -1,7 +1,7 @@
 """Hostile submissions, graded through the CLI as an instructor would.
 
 Each attack replaces temperature.py in an otherwise correct submission, graded
-with one other exercise (growth, another file in its own process):  the attacked
+with one other exercise (concepts, another file in its own process):  the attacked
 file scores 0, the other file keeps full marks, the run ends (a hang guard, not a
 speed test), stdout is one valid JSON document, no student process is left
 running and no course file changed.
@@ -25,7 +25,7 @@ LIMITS = ["--time-limit", "2", "--import-time-limit", "8", "--memory-limit", "76
 BWRAP = sandbox.bubblewrap_works()
 # the attacked exercise and one other: the attack must cost temperature.py alone
 # (grading the whole set shows the same for 8 files, at 4 times the cost)
-GRADED = ("temperature", "growth")
+GRADED = ("temperature", "concepts")
 SELECTION = [arg for exercise in GRADED for arg in ("--exercise", exercise)]
 
 STUBS = '''
