@@ -333,11 +333,13 @@ def test_messages_name_the_limit_or_problem(attack_results):
         assert fragment in outputs, (attack, outputs[:2000])
 
 
+@pytest.mark.slow   # an endless loop burning a core for ~10 s: .ci/run's slow step
 def test_cpu_limit_is_named(attack_results):
     doc = check_run(*attack_results["infinite loop", "cpu"])
     assert "used more than 1 s of CPU time" in doc["tests"][0]["output"]
 
 
+@pytest.mark.slow   # the same attacks as the default level: .ci/run's slow step
 @pytest.mark.parametrize("attack", PROCESS_LEVEL)
 def test_process_level_without_bubblewrap_holds_too(attack_results, attack):
     doc = check_run(*attack_results[attack, "process"])
