@@ -15,9 +15,23 @@ FULL = {"day3": FULL_DAY3,
                   "scaling": 4.0, "kv_variants": 14.0, "quiz": 5.0}}
 
 
+@pytest.fixture(scope="module")
+def whole_set_docs():
+    """Each set's stubs and reference solutions, graded whole through the CLI (the JSON
+    contract), four runs at a time; (exit code, document) by (set, "stubs"/"solutions")."""
+    keys = [(set_id, kind) for set_id in sorted(FULL) for kind in ("stubs", "solutions")]
+    jobs = [[set_id, "--submission", (ROOT / "exercises" if kind == "stubs" else SOLUTIONS)
+             / set_id, "--json", "--lang", "en"] for set_id, kind in keys]
+    out = {}
+    for key, (proc, _) in zip(keys, grade_many(jobs, workers=4)):
+        assert proc.returncode in (0, 1), proc.stderr
+        out[key] = proc.returncode, json.loads(proc.stdout)
+    return out
+
+
 @pytest.mark.parametrize("set_id", sorted(FULL))
-def test_unfilled_stubs_score_zero_with_not_implemented(set_id):
-    code, doc = grade_json(set_id, ROOT / "exercises" / set_id)
+def test_unfilled_stubs_score_zero_with_not_implemented(whole_set_docs, set_id):
+    code, doc = whole_set_docs[set_id, "stubs"]
     assert code == 1 and doc["score"] == 0 and doc["max_score"] == sum(FULL[set_id].values())
     for test in doc["tests"]:
         assert test["status"] == "failed"
@@ -27,8 +41,8 @@ def test_unfilled_stubs_score_zero_with_not_implemented(set_id):
 
 
 @pytest.fixture(scope="module")
-def solution_docs():
-    return {set_id: grade_json(set_id, SOLUTIONS / set_id) for set_id in FULL}
+def solution_docs(whole_set_docs):
+    return {set_id: whole_set_docs[set_id, "solutions"] for set_id in FULL}
 
 
 @pytest.mark.parametrize("set_id", sorted(FULL))
