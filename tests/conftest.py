@@ -16,10 +16,35 @@ SOLUTIONS = ROOT / "solutions"
 EXERCISES = ROOT / "exercises"
 
 
+# The only bound on time a test may set: a hang guard, generous enough for a busy
+# 2-core machine, under run_cli's own timeout. Tests do not measure speed.
+HANG_GUARD = 100
+
+
 def run_cli(*args, cwd=ROOT, timeout=120, python=None, env=None):
     """Run ``attn-grade`` as a user would; returns the CompletedProcess."""
     return subprocess.run([python or sys.executable, "-m", "grader", *map(str, args)], cwd=cwd,
                           capture_output=True, text=True, timeout=timeout, env=env)
+
+
+def invoke(*args, cwd=ROOT):
+    """Run ``attn-grade`` in-process through click's CliRunner, for commands that start no
+    student process (list, show, schema, new, course errors found on loading); returns a
+    CompletedProcess like ``run_cli``'s."""
+    import os
+
+    from click.testing import CliRunner
+
+    from grader.cli import main
+
+    here = os.getcwd()
+    os.chdir(cwd)
+    try:
+        result = CliRunner().invoke(main, [*map(str, args)], catch_exceptions=False)
+    finally:
+        os.chdir(here)
+    return subprocess.CompletedProcess(["attn-grade", *map(str, args)], result.exit_code,
+                                       result.stdout, result.stderr)
 
 
 def grade_many(jobs, workers=3, env=None):
@@ -88,6 +113,24 @@ def submission(tmp_path):
         return folder
 
     return make
+
+
+@pytest.fixture(scope="session")
+def day3_release(tmp_path_factory):
+    """``attn-grade release day3``, made once for the session; tests that change it copy it."""
+    out = tmp_path_factory.mktemp("release") / "bundle"
+    proc = run_cli("release", "day3", "-o", out)
+    assert proc.returncode == 0, proc.stderr
+    return out
+
+
+@pytest.fixture(scope="session")
+def day3_gradescope_zip(tmp_path_factory):
+    """``attn-grade export gradescope day3``, made once for the session (read-only)."""
+    archive = tmp_path_factory.mktemp("gradescope") / "autograder.zip"
+    proc = run_cli("export", "gradescope", "day3", "-o", archive)
+    assert proc.returncode == 0, proc.stderr
+    return archive
 
 
 GOOD = """\

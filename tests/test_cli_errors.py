@@ -1,9 +1,12 @@
-"""Bad instructor input: exit 2, the path (and line), what to do, no traceback."""
+"""Bad instructor input: exit 2, the path (and line), what to do, no traceback.
+
+Each is found before any student file runs, so the CLI runs in-process (click's CliRunner).
+"""
 
 import shutil
 
 import pytest
-from conftest import ROOT, run_cli
+from conftest import ROOT, invoke, run_cli
 
 
 @pytest.fixture
@@ -15,7 +18,7 @@ def course(tmp_path):
 
 
 def grade(course):
-    proc = run_cli("day3", "--course", course, "--submission", course / "solutions" / "day3",
+    proc = invoke("day3", "--course", course, "--submission", course / "solutions" / "day3",
                    "--json")
     assert proc.returncode == 2, proc.stdout[-2000:]
     assert "Traceback" not in proc.stderr and proc.stdout == ""
@@ -32,7 +35,7 @@ def test_missing_solution(course):
     (course / "solutions" / "day3" / "temperature.py").unlink()
     shutil.copy(ROOT / "solutions" / "day3" / "temperature.py",
                 course / "temperature.py")  # keep the submission complete elsewhere
-    proc = run_cli("day3", "--course", course, "--submission",
+    proc = invoke("day3", "--course", course, "--submission",
                    ROOT / "solutions" / "day3", "--json")
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert "solutions/day3/temperature.py: the reference solution temperature.py is missing" \
@@ -61,7 +64,7 @@ def test_hidden_test_with_undeclared_tag(course):
     path.write_text(path.read_text().replace('"temperature-multiplied"', '"no-such-tag"'))
     bad = course / "exercises" / "day3" / "temperature.py"
     bad.write_text(bad.read_text())
-    proc = run_cli("day3", "--course", course, "--json")
+    proc = invoke("day3", "--course", course, "--json")
     assert proc.returncode == 2 and "misconception 'no-such-tag' is not declared" in proc.stderr
 
 

@@ -13,6 +13,7 @@ from conftest import (
     copy_exercises,
     grade_json,
     grade_many,
+    invoke,
     run_cli,
     scores_by_exercise,
 )
@@ -22,9 +23,23 @@ FULL = {"day3": FULL_DAY3,
                   "scaling": 4.0, "kv_variants": 14.0, "quiz": 5.0}}
 
 
+@pytest.fixture(scope="module")
+def whole_set_docs():
+    """Each set's stubs and reference solutions, graded whole through the CLI (the JSON
+    contract), four runs at a time; (exit code, document) by (set, "stubs"/"solutions")."""
+    keys = [(set_id, kind) for set_id in sorted(FULL) for kind in ("stubs", "solutions")]
+    jobs = [[set_id, "--submission", (ROOT / "exercises" if kind == "stubs" else SOLUTIONS)
+             / set_id, "--json", "--lang", "en"] for set_id, kind in keys]
+    out = {}
+    for key, (proc, _) in zip(keys, grade_many(jobs, workers=4)):
+        assert proc.returncode in (0, 1), proc.stderr
+        out[key] = proc.returncode, json.loads(proc.stdout)
+    return out
+
+
 @pytest.mark.parametrize("set_id", sorted(FULL))
-def test_unfilled_stubs_score_zero_with_not_implemented(set_id):
-    code, doc = grade_json(set_id, ROOT / "exercises" / set_id)
+def test_unfilled_stubs_score_zero_with_not_implemented(whole_set_docs, set_id):
+    code, doc = whole_set_docs[set_id, "stubs"]
     assert code == 1 and doc["score"] == 0 and doc["max_score"] == sum(FULL[set_id].values())
     for test in doc["tests"]:
         assert test["status"] == "failed"
@@ -34,8 +49,8 @@ def test_unfilled_stubs_score_zero_with_not_implemented(set_id):
 
 
 @pytest.fixture(scope="module")
-def solution_docs():
-    return {set_id: grade_json(set_id, SOLUTIONS / set_id) for set_id in FULL}
+def solution_docs(whole_set_docs):
+    return {set_id: whole_set_docs[set_id, "solutions"] for set_id in FULL}
 
 
 @pytest.mark.parametrize("set_id", sorted(FULL))
@@ -199,9 +214,11 @@ C3_MISTAKES = {
                                                              "    return T\n"))),
     "dot-product-unique": ("quiz", c3("quiz", ("    return False\n", "    return True\n"))),
 }
-# The core tags are graded over the whole set, to show that other files keep their
-# marks; the rest over their own exercise (separate processes keep the others apart).
-WHOLE_SET = {"temperature-multiplied", "softmax-overflow", "softmax-wrong-axis",
+# The core tags are graded with one other file (concepts.py, the cheapest to grade), to
+# show that other files keep their marks; the rest over their own exercise (separate
+# processes keep the others apart). The whole set would show the same at 4 times the cost.
+WITNESS = "concepts"
+WITH_WITNESS = {"temperature-multiplied", "softmax-overflow", "softmax-wrong-axis",
              "no-causal-mask", "no-scaling", "scaled-by-d", "mask-misaligned",
              "weights-not-values"}
 ALL_MISTAKES = {("day3", tag): value for tag, value in MISTAKES.items()}
@@ -218,7 +235,7 @@ def mistake_results(tmp_path_factory):
         for stub in (ROOT / "exercises" / set_id).glob("*.py"):
             (folder / stub.name).write_text(solution(stub.stem, set_id))
         (folder / f"{exercise}.py").write_text(code)
-        only = [] if tag in WHOLE_SET else ["--exercise", exercise]
+        only = ["--exercise", exercise] + (["--exercise", WITNESS] if tag in WITH_WITNESS else [])
         jobs.append([set_id, "--submission", folder, "--json", "--lang", "en", *only])
     results = grade_many(jobs)
     return {key: (proc.returncode, json.loads(proc.stdout) if proc.stdout else proc.stderr)
@@ -231,7 +248,7 @@ def test_each_mistake_is_named_and_costs_only_its_exercise(mistake_results, set_
     exit_code, doc = mistake_results[set_id, tag]
     assert exit_code == 1, doc
     scores = scores_by_exercise(doc)
-    assert set(scores) == (set(FULL[set_id]) if tag in WHOLE_SET else {exercise})
+    assert set(scores) == ({exercise, WITNESS} if tag in WITH_WITNESS else {exercise})
     for other in set(scores) - {exercise}:
         assert scores[other] == pytest.approx((FULL[set_id][other],) * 2), other
     assert scores[exercise][0] < FULL[set_id][exercise]
@@ -350,7 +367,7 @@ def test_printing_student_keeps_stdout_pure_json(submission):
 def test_one_exercise_and_unknown_exercise():
     code, doc = grade_json("day3", SOLUTIONS / "day3", "--exercise", "attention")
     assert code == 0 and {t["extra_data"]["exercise"] for t in doc["tests"]} == {"attention"}
-    proc = run_cli("day3", "--exercise", "atention")
+    proc = invoke("day3", "--exercise", "atention")
     assert proc.returncode == 2 and "did you mean 'attention'?" in proc.stderr
 
 
@@ -367,10 +384,10 @@ def test_terminal_report_in_chinese_and_exit_codes(tmp_path):
 
 
 def test_course_found_from_subfolder_and_list_command():
-    proc = run_cli("list", cwd=ROOT / "exercises" / "day3")
+    proc = invoke("list", cwd=ROOT / "exercises" / "day3")
     assert proc.returncode == 0
     assert re.search(r"attention\s+attention.py\s+14", proc.stdout)
-    assert run_cli("nosuchset").returncode == 2
+    assert invoke("nosuchset").returncode == 2
 
 
 def test_broken_yaml_is_a_course_error_without_traceback(tmp_path):
@@ -379,7 +396,7 @@ def test_broken_yaml_is_a_course_error_without_traceback(tmp_path):
     shutil.copytree(ROOT / "solutions", course / "solutions")
     path = course / "exercises" / "day3" / "temperature.yaml"
     path.write_text(path.read_text().replace("points: 10", "points: [10"))
-    proc = run_cli("day3", "--course", course)
+    proc = invoke("day3", "--course", course)
     assert proc.returncode == 2
     assert "temperature.yaml:" in proc.stderr and "Traceback" not in proc.stderr
 

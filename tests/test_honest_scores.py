@@ -193,14 +193,9 @@ def test_a_modified_input_is_seen_by_the_grader_and_is_its_own_check(case_runs):
 
 # ---------------------------------------------------------------- the release bundle
 
-@pytest.fixture(scope="module")
-def release_bundle(tmp_path_factory):
-    from conftest import run_cli
-
-    out = tmp_path_factory.mktemp("release") / "bundle"
-    proc = run_cli("release", "day3", "-o", out)
-    assert proc.returncode == 0, proc.stderr
-    return out
+@pytest.fixture
+def release_bundle(day3_release):
+    return day3_release   # conftest's, made once a session
 
 
 def test_the_release_says_how_many_points_wait_for_submission(release_bundle):

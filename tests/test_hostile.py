@@ -1,9 +1,10 @@
 """Hostile submissions, graded through the CLI as an instructor would.
 
-Each attack replaces temperature.py (or attention.py) in an otherwise correct
-submission.  For every attack: the attacked file scores 0, every other file
-keeps full marks, the run ends well under a minute, stdout is one valid JSON
-document, no student process is left running and no course file changed.
+Each attack replaces temperature.py in an otherwise correct submission, graded
+with one other exercise (concepts, another file in its own process):  the attacked
+file scores 0, the other file keeps full marks, the run ends (a hang guard, not a
+speed test), stdout is one valid JSON document, no student process is left
+running and no course file changed.
 """
 
 import hashlib
@@ -16,6 +17,7 @@ import tempfile
 import pytest
 from conftest import (
     FULL_DAY3,
+    HANG_GUARD,
     ROOT,
     SOLUTIONS,
     copy_exercises,
@@ -29,6 +31,10 @@ from grader.run import sandbox
 LIMITS = ["--time-limit", "2", "--import-time-limit", "8", "--memory-limit", "768MiB",
           "--output-limit", "4KiB"]
 BWRAP = sandbox.bubblewrap_works()
+# the attacked exercise and one other: the attack must cost temperature.py alone
+# (grading the whole set shows the same for 8 files, at 4 times the cost)
+GRADED = ("temperature", "concepts")
+SELECTION = [arg for exercise in GRADED for arg in ("--exercise", exercise)]
 
 STUBS = '''
 def softmax(logits, T=1.0):
@@ -169,26 +175,27 @@ def child_processes(marker=b"_attn_grade_child"):
 
 def assert_only(doc, exercise):
     scores = scores_by_exercise(doc)
+    assert set(scores) == set(GRADED), scores
     assert scores[exercise][0] == 0, [t["output"] for t in doc["tests"]
                                       if t["extra_data"]["exercise"] == exercise
                                       and t["status"] == "passed"]
-    for other, full in FULL_DAY3.items():
-        if other != exercise:
-            assert scores[other] == pytest.approx((full, full)), other
+    for other in set(GRADED) - {exercise}:
+        full = FULL_DAY3[other]
+        assert scores[other] == pytest.approx((full, full)), other
 
 
 def check_run(proc, elapsed, *_):
-    """One hostile run: exit 1, well under a minute, one valid JSON document."""
+    """One hostile run: exit 1, it ended (a hang guard: the limits are seconds, the
+    guard generous so that a busy machine does not fail it), one valid JSON document."""
     assert proc.returncode == 1, proc.stderr[-3000:]
-    assert elapsed < 50, elapsed
+    assert elapsed < HANG_GUARD, elapsed
     return json.loads(proc.stdout)
 
 
 READ_SOLUTIONS = f'''
 import os
 SOURCE = None
-for path in [{str(SOLUTIONS / "day3" / "temperature.py")!r}, "../solutions/day3/temperature.py",
-             "/work/main/solutions/day3/temperature.py"]:
+for path in [{str(SOLUTIONS / "day3" / "temperature.py")!r}, "../solutions/day3/temperature.py"]:
     try:
         SOURCE = open(path).read()
         break
@@ -237,13 +244,14 @@ PROCESS_LEVEL = ["forked children that sleep", "multi-GiB allocation", "200 MB o
 
 def hostile_jobs():
     """(key, temperature.py text, extra CLI args) for every hostile run."""
-    jobs = [((attack, "default"), ATTACKS[attack], LIMITS) for attack in sorted(ATTACKS)]
-    jobs += [((attack, "process"), ATTACKS[attack], [*LIMITS, "--isolation", "process"])
-             for attack in PROCESS_LEVEL]
+    jobs = [((attack, "default"), ATTACKS[attack], [*LIMITS, *SELECTION])
+            for attack in sorted(ATTACKS)]
+    jobs += [((attack, "process"), ATTACKS[attack],
+              [*LIMITS, *SELECTION, "--isolation", "process"]) for attack in PROCESS_LEVEL]
     jobs.append((("infinite loop", "cpu"), ATTACKS["infinite loop"],
                  ["--exercise", "temperature", "--time-limit", "20", "--cpu-limit", "1"]))
     if BWRAP:
-        slow_walk = [*LIMITS, "--isolation", "bubblewrap", "--time-limit", "20"]
+        slow_walk = [*LIMITS, *SELECTION, "--isolation", "bubblewrap", "--time-limit", "20"]
         jobs += [(("read solutions", "bubblewrap"), READ_SOLUTIONS, slow_walk),
                  (("tamper", "bubblewrap"), TAMPER, slow_walk)]
     return jobs
@@ -333,11 +341,13 @@ def test_messages_name_the_limit_or_problem(attack_results):
         assert fragment in outputs, (attack, outputs[:2000])
 
 
+@pytest.mark.slow   # an endless loop burning a core for ~10 s: .ci/run's slow step
 def test_cpu_limit_is_named(attack_results):
     doc = check_run(*attack_results["infinite loop", "cpu"])
     assert "used more than 1 s of CPU time" in doc["tests"][0]["output"]
 
 
+@pytest.mark.slow   # the same attacks as the default level: .ci/run's slow step
 @pytest.mark.parametrize("attack", PROCESS_LEVEL)
 def test_process_level_without_bubblewrap_holds_too(attack_results, attack):
     doc = check_run(*attack_results[attack, "process"])

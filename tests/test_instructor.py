@@ -1,23 +1,32 @@
-"""Instructor tools: dev check, new, schema, each through the CLI."""
+"""Instructor tools: dev check, new, schema, each through the CLI's commands, in-process
+through click's CliRunner; the one grading of the new exercise goes through the real CLI."""
 
 import json
 import shutil
 
 import pytest
-from conftest import GOOD, GOOD_HIDDEN, ROOT, make_course, run_cli
+from conftest import GOOD, GOOD_HIDDEN, ROOT, invoke, make_course, run_cli
 
 from grader.course import yaml_source
 from grader.course.formats import EXERCISE
 
 
-def dev_check(course, *args, timeout=120):
-    return run_cli("dev", "check", "--course", course, *args, timeout=timeout)
+def dev_check(course, *args):
+    """``attn-grade dev check`` in-process (CliRunner): its student processes are started
+    as the CLI starts them, without a Python start and imports per call."""
+    return invoke("dev", "check", "--course", course, *args)
 
 
-def test_bundled_course_passes_dev_check():
-    proc = dev_check(ROOT, timeout=600)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "every wrong version is caught" in proc.stdout
+def test_ci_runs_the_bundled_course_dev_check_and_the_slow_tests():
+    """`attn-grade dev check` of the bundled course (half a minute) is a step of .ci/run,
+    not a test: its exit code (1 on any problem; 0 only once every wrong version is
+    caught) fails CI. So are the tests marked slow, which the README's command leaves out."""
+    steps = [line.strip() for line in (ROOT / ".ci" / "run").read_text().splitlines()
+             if line.strip() and not line.lstrip().startswith("#")]
+    assert "set -euo pipefail" in steps
+    assert "python3 -m pytest -q" in steps
+    assert "python3 -m grader dev check --course ." in steps
+    assert "python3 -m pytest -q -m slow" in steps
 
 
 def test_tiny_course_passes(tmp_path):
@@ -78,7 +87,7 @@ def test_new_exercise_following_the_readme_passes_dev_check(tmp_path):
     course = tmp_path / "course"
     shutil.copytree(ROOT / "exercises", course / "exercises")
     shutil.copytree(ROOT / "solutions", course / "solutions")
-    proc = run_cli("new", "day3", "head_count", "--course", course)
+    proc = invoke("new", "day3", "head_count", "--course", course)
     assert proc.returncode == 0, proc.stderr
     assert "  - head_count\n" in (course / "exercises/day3/set.yaml").read_text()
     assert dev_check(course, "day3", "--exercise", "head_count").returncode == 1
@@ -133,12 +142,12 @@ def test_new_refuses_an_order_it_cannot_extend_naming_the_line(tmp_path):
 
 def test_new_refuses_an_existing_exercise(tmp_path):
     make_course(tmp_path)
-    proc = run_cli("new", "demo", "demo", "--course", tmp_path)
+    proc = invoke("new", "demo", "demo", "--course", tmp_path)
     assert proc.returncode == 2 and "already exists" in proc.stderr
 
 
 def test_schema_is_in_sync_with_the_loader():
-    proc = run_cli("schema")
+    proc = invoke("schema")
     schema = json.loads(proc.stdout)
     assert set(schema["properties"]) == set(EXERCISE.fields)
     assert set(schema["required"]) == {k for k, f in EXERCISE.fields.items() if f.required}
@@ -159,7 +168,7 @@ def _plain(value):
 def test_schema_accepts_every_bundled_exercise_and_rejects_a_typo():
     jsonschema = pytest.importorskip(
         "jsonschema", reason="needs the test extra: pip install -e '.[test]'")
-    schema = json.loads(run_cli("schema").stdout)
+    schema = json.loads(invoke("schema").stdout)
     files = [p for p in (ROOT / "exercises").glob("*/*.yaml") if p.name != "set.yaml"]
     assert files
     for path in files:

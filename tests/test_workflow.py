@@ -18,14 +18,6 @@ from grader.course.spec import Course
 from grader.run.references import Reference
 
 
-@pytest.fixture(scope="module")
-def day3_release(tmp_path_factory):
-    out = tmp_path_factory.mktemp("release") / "bundle"
-    proc = run_cli("release", "day3", "-o", out)
-    assert proc.returncode == 0, proc.stderr
-    return out
-
-
 def _hidden_and_by_hand_answers():
     """What a release must not contain: hidden and by-hand answers, reference code."""
     exercise_set = spec_loader.load_set(Course(ROOT), "day3")
@@ -117,6 +109,7 @@ def _class(folder):
     (folder / "gus.zip").write_bytes(b"not a zip at all")
 
 
+@pytest.mark.slow   # 7 whole-set gradings (20 s): run by .ci/run's `pytest -m slow` step
 def test_grade_all_writes_matching_csv_and_json_and_resumes(tmp_path):
     submissions, out = tmp_path / "class", tmp_path / "out"
     submissions.mkdir()
@@ -144,10 +137,8 @@ def test_grade_all_writes_matching_csv_and_json_and_resumes(tmp_path):
     assert (out / "results" / "ada.json").stat().st_mtime_ns == stamp
 
 
-def test_gradescope_bundle_in_a_fake_autograder_tree(tmp_path):
-    archive = tmp_path / "autograder.zip"
-    proc = run_cli("export", "gradescope", "day3", "-o", archive)
-    assert proc.returncode == 0, proc.stderr
+def test_gradescope_bundle_in_a_fake_autograder_tree(tmp_path, day3_gradescope_zip):
+    archive = day3_gradescope_zip   # conftest's: the CLI export, made once a session
     root = tmp_path / "autograder"
     with zipfile.ZipFile(archive) as z:
         assert {"setup.sh", "run_autograder"} <= set(z.namelist())
