@@ -241,3 +241,24 @@ def reachable_python(venv_python, monkeypatch):
     monkeypatch.setattr(sandbox, "library_paths", lambda: paths)
     monkeypatch.setattr(sandbox, "stdlib_path", lambda: stdlib)
     return venv_python
+
+
+def answer_own_variant(folder, student):
+    """Make a submission's hand answers the ones ``student``'s own numbers give
+    (exercises with per-student variants): each such function returns the reference
+    worked out for that student's variant."""
+    from grader.course import loader
+    from grader.run.references import Reference
+
+    for exercise in loader.load_set(Course(ROOT), "day3").exercises:
+        mine = exercise.for_student(student)
+        if not mine.params:
+            continue
+        path = Path(folder) / exercise.file
+        for check in mine.checks:
+            if check.args or check.kwargs or check.hidden:
+                continue
+            value = Reference(mine).call(check.function, (), {}, check)
+            value = value.tolist() if hasattr(value, "tolist") else value
+            with open(path, "a", encoding="utf-8") as f:
+                f.write(f"\n\ndef {check.function}():\n    return {value!r}\n")

@@ -277,7 +277,7 @@ def _scored_run(total, explicit, passed):
 
     points = resolve_points(total, explicit, "demo.yaml")
     exercise = SimpleNamespace(id="demo", file="demo.py", checks=(), points=total,
-                               submission_points=None)
+                               submission_points=None, variant=0)
     checks = tuple(CheckResult("demo", "demo.py", f"c{i}", "visible", ok, p)
                    for i, (p, ok) in enumerate(zip(points, passed)))
     return RunResult("s", Text("演示", "Demo"), (ExerciseResult(exercise, checks),),

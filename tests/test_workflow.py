@@ -11,7 +11,7 @@ import sys
 import zipfile
 
 import pytest
-from conftest import ROOT, SOLUTIONS, copy_exercises, run_cli
+from conftest import ROOT, SOLUTIONS, answer_own_variant, copy_exercises, run_cli
 
 from grader.course import loader as spec_loader
 from grader.course.spec import Course
@@ -91,6 +91,7 @@ def _class(folder):
             return path
         for stub in path.glob("*.py"):
             stub.write_text((SOLUTIONS / "day3" / stub.name).read_text())
+        answer_own_variant(path, name)   # grade-all grades each with their own numbers
         for module, (old, new) in changes.items():
             target = path / f"{module}.py"
             assert old in target.read_text(), old
