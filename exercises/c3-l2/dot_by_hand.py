@@ -2,7 +2,8 @@
 
 
 def dot_example():
-    """[2, 3]·[2, 2], worked out by hand (a number). / 手算 [2, 3]·[2, 2]。"""
+    """Your q·k, worked out by hand (a number); `attn-grade show c3-l2 dot_by_hand` shows
+    your vectors. / 手算你的 q·k（一个数）；向量见 attn-grade show c3-l2 dot_by_hand。"""
     raise NotImplementedError
 
 

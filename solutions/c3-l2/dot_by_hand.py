@@ -3,8 +3,8 @@
 import math
 
 
-def dot_example():
-    return 2 * 2 + 3 * 2
+def dot_example(q=(2, 3), k=(2, 2)):
+    return sum(a * b for a, b in zip(q, k, strict=True))
 
 
 def dot_from_angle(norm_q, norm_k, theta):
