@@ -26,7 +26,7 @@ from ..course.spec import Course, ExerciseSet
 from ..errors import CourseError
 from ..files import write_atomic
 from ..report import render as report
-from . import batch
+from . import batch, notebook_cells
 from . import uploads as submission_files
 
 MAX_ZIP_BYTES = 64 * 1024 ** 2
@@ -59,6 +59,8 @@ def find_submissions(folder: str | Path) -> list[Submission]:
             name = path.name
         elif path.is_file() and path.name.lower().endswith(".zip"):
             name = path.name[:-4]
+        elif path.is_file() and path.name.lower().endswith(".ipynb"):
+            name = path.name[:-6]
         else:
             continue
         groups.setdefault(name.casefold(), []).append((name, path))
@@ -176,7 +178,7 @@ def _prepare(submission, exercise_set, exercises, tmp):
     work = Path(tempfile.mkdtemp(dir=tmp))   # an unguessable name: classmates cannot look in
     work.chmod(0o711)
     upload = submission.paths[0]
-    if upload.is_file():
+    if upload.is_file() and not upload.name.lower().endswith(".ipynb"):
         try:
             unpack(upload, work / "upload")
         except CourseError as exc:
@@ -184,7 +186,7 @@ def _prepare(submission, exercise_set, exercises, tmp):
         upload = work / "upload"
     names = submission_files.stub_names(exercises)
     try:
-        found = submission_files.collect(upload, names, work / "files",
+        found = notebook_cells.collect(upload, names, work / "files",
                                          exercise_set.exercises_dir)
     except submission_files.SubmissionError as exc:
         return not_graded("error", str(exc))
