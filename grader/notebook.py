@@ -166,6 +166,14 @@ class Result:
         out.append(self.summary)
         return "\n".join(out)
 
+    def _repr_json_(self) -> dict[str, Any]:
+        """Scores and misconception tags, for tools that read a notebook's outputs."""
+        doc = self.document
+        return {"score": self.score, "max_score": self.max_score,
+                "exercises": {e["exercise"]: [e["score"], e["max_score"]]
+                              for e in doc.get("extra_data", {}).get("exercises", [])},
+                "tags": sorted({t for test in doc.get("tests", []) for t in test["tags"]})}
+
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
         printer.text(repr(self))
 
