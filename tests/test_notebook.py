@@ -226,3 +226,18 @@ def test_magics_shell_lines_and_ag_cells_are_left_out():
     assert "x = 1" in sources["a.py"] and "y = x" not in sources["a.py"]
     assert "y = x" in sources["b.py"] and "ag." not in sources["b.py"]
     assert "%" not in sources["a.py"] and "!" not in sources["a.py"]
+
+
+def test_grade_all_takes_a_notebook_per_student(blank, tmp_path):
+    code = {"attention.py": solution("attention.py", MISTAKES["attention.py"])}
+    (tmp_path / "class" / "bob").mkdir(parents=True)
+    nbformat.write(filled(blank, code), str(tmp_path / "class" / "alice.ipynb"))
+    nbformat.write(filled(blank, code), str(tmp_path / "class" / "bob" / "work.ipynb"))
+    done = run_cli("grade-all", "day3", tmp_path / "class", "-o", tmp_path / "out",
+                   "--exercise", "attention", "-j", "2")
+    assert done.returncode in (0, 1), done.stderr
+    rows = (tmp_path / "out" / "gradebook.csv").read_text().splitlines()
+    alice, bob = (row.split(",") for row in rows[1:3])
+    assert alice[0] == "alice" and bob[0] == "bob"
+    assert alice[1] == bob[1] and 0 < float(alice[1]) < float(alice[2])
+    assert alice[-1] == bob[-1] == "graded"

@@ -47,7 +47,8 @@ class Submission:
 
 
 def find_submissions(folder: str | Path) -> list[Submission]:
-    """A Submission for each sub-folder or .zip of ``folder`` (hidden folders skipped).
+    """A Submission for each sub-folder, .zip or .ipynb of ``folder`` (hidden folders
+    skipped); a notebook's code cells are its stub files (``notebook_cells``).
 
     A folder and a zip with one name (``alice/``, ``alice.zip``), or names
     differing only in case, are one error row naming all of them: which one is
@@ -65,7 +66,7 @@ def find_submissions(folder: str | Path) -> list[Submission]:
             continue
         groups.setdefault(name.casefold(), []).append((name, path))
     if not groups:
-        raise CourseError("no submissions found (expected one folder or .zip per student)",
+        raise CourseError("no submissions found (expected one folder, .zip or .ipynb per student)",
                           folder)
     return [submission for group in groups.values() for submission in _submissions(group)]
 
