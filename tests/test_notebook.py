@@ -241,3 +241,9 @@ def test_grade_all_takes_a_notebook_per_student(blank, tmp_path):
     assert alice[0] == "alice" and bob[0] == "bob"
     assert alice[1] == bob[1] and 0 < float(alice[1]) < float(alice[2])
     assert alice[-1] == bob[-1] == "graded"
+
+
+def test_a_submission_file_must_be_a_notebook(tmp_path):
+    (tmp_path / "attention.py").write_text("x = 1\n")
+    done = run_cli("day3", "--submission", tmp_path / "attention.py", "--exercise", "attention")
+    assert done.returncode == 2 and ".ipynb" in done.stderr
