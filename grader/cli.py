@@ -20,6 +20,7 @@ from .course.limits import parse_size
 from .course.spec import LANGUAGES
 from .errors import CourseError, ExitCode
 from .files import write_atomic
+from .instructor import notebook_cells
 from .instructor import uploads as submission_files
 from .judge.msg import Msg
 from .report import render as report
@@ -148,13 +149,13 @@ def main() -> None:
 
 @main.command(epilog=EPILOG)
 @click.argument("set_id", metavar="SET")
-@click.option("--submission", type=click.Path(exists=True, file_okay=False),
+@click.option("--submission", type=click.Path(exists=True),
               help="Folder with your versions of the stub files "
-                   "(default: exercises/SET/, edited in place).")
+                   "(default: exercises/SET/, edited in place), or your notebook (.ipynb).")
 @click.option("--upload", type=click.Path(exists=True, file_okay=False),
               help="A folder as a student uploaded it, in any layout (stub files, their "
-                   "work folder, a whole release bundle): each stub file is found by name "
-                   "and graded from a private copy.")
+                   "work folder, a whole release bundle, or one notebook): each stub file is "
+                   "found by name and graded from a private copy.")
 @click.option("--json", "as_json", is_flag=True,
               help="Print a Gradescope results.json document (and nothing else).")
 @click.option("--output", "-o", type=click.Path(dir_okay=False),
@@ -192,6 +193,10 @@ def grade(set_id: str, submission: str | None, upload: str | None, as_json: bool
 
     if submission and upload:
         raise click.UsageError("give --submission or --upload, not both")
+    notebook = bool(submission and Path(submission).is_file())
+    if notebook and not str(submission).lower().endswith(".ipynb"):
+        raise click.UsageError("--submission is a folder or a notebook (.ipynb), not "
+                               f"{submission!r}")
     lang = lang or default_lang()
     run = None
     course = _course(course_dir)
@@ -199,14 +204,17 @@ def grade(set_id: str, submission: str | None, upload: str | None, as_json: bool
     _check_exercise_ids(exercise_set, exercises)
     selected = [e for e in exercise_set.exercises if not exercises or e.id in exercises]
     with tempfile.TemporaryDirectory(prefix="attn-grade-upload-") as tmp:
-        folder, problem = _submission_folder(exercise_set, selected, submission, upload, tmp)
+        folder, problem = _submission_folder(exercise_set, selected, submission, upload, tmp,
+                                             lang)
         if problem is None:
             run = grade_set(exercise_set, folder, isolation or sandbox.strongest_available(),
                             dict(time=time_limit, import_time=import_time_limit,
                                  cpu=cpu_limit, memory=memory_limit, output=output_limit,
                                  processes=process_limit, tmp=tmp_limit),
                             set(exercises) or None, required, student)
-    mine = Progress(upload or submission or exercise_set.exercises_dir)
+    mine = Progress(upload or (Path(submission).parent if submission and notebook
+                               else submission)
+                    or exercise_set.exercises_dir)
     if run is None:
         document = report.not_graded(exercise_set.id, selected, *problem)
     else:
@@ -225,18 +233,27 @@ def grade(set_id: str, submission: str | None, upload: str | None, as_json: bool
     sys.exit(ExitCode.PASSED if run and run.all_passed else ExitCode.FAILED)
 
 
-def _submission_folder(exercise_set, selected, submission, upload, tmp):
+def _submission_folder(exercise_set, selected, submission, upload, tmp, lang="en"):
     """(folder to grade, None), or (None, (status, message)) for an upload not to grade.
 
     An upload's stub files are copied into ``tmp`` (see ``submission_files``).
     """
-    if not upload:
+    notebook = submission is not None and Path(submission).is_file()
+    if not upload and not notebook:
         return (Path(submission) if submission else exercise_set.exercises_dir), None
     os.chmod(tmp, 0o711)     # a child running as 'nobody' must reach the copy
-    folder, names = Path(tmp) / "submission", submission_files.stub_names(selected)
+    folder = Path(tmp) / "submission"
+    # a notebook's cells become every stub file of the set (a multihead may import attention)
+    names = submission_files.stub_names(exercise_set.exercises if notebook else selected)
     try:
-        found = submission_files.collect(upload, names, folder,
-                                         exercise_set.exercises_dir)
+        found = notebook_cells.collect(upload or submission, names, folder,
+                                       exercise_set.exercises_dir)
+    except notebook_cells.NotebookError as exc:
+        if exc.cell is None:
+            return None, ("error", f"not graded: {exc}")
+        return None, ("error", report.render(Msg("notebook-bad-code", cell=exc.cell,
+                                                 line=exc.line, error=exc.detail or str(exc)),
+                                             lang))
     except submission_files.SubmissionError as exc:
         return None, ("error", f"not graded: {exc}")
     if not found:
@@ -640,6 +657,28 @@ def export_gradescope(set_id: str, output: str, course_dir: str | None, lang: st
     write_atomic(output, data)
     click.echo(f"wrote {output} ({len(data) // 1024} KiB): upload it as the autograder of "
                f"the {set_id} assignment")
+
+
+@main.command("notebook")
+@click.argument("set_id", metavar="SET")
+@click.option("--output", "-o", type=click.Path(dir_okay=False), required=True,
+              help="The notebook to write (FILE.ipynb).")
+@LANG_OPTION
+@COURSE_OPTION
+def notebook_command(set_id: str, output: str, lang: str | None,
+                     course_dir: str | None) -> None:
+    """Write SET's student notebook: each exercise's prompt, its stub functions to fill
+    in, and a cell that grades them (needs the notebook extra)."""
+    from . import notebook
+
+    lang = lang or default_lang()
+    if not notebook.nbformat_available():
+        click.echo(report.render(Msg("notebook-needs-extra", command=notebook.INSTALL_COMMAND),
+                                 lang), err=True)
+        sys.exit(ExitCode.USAGE)
+    exercise_set = spec_loader.load_set(_course(course_dir), set_id)
+    path = notebook.write(exercise_set, output, lang)
+    click.echo(report.render(Msg("notebook-wrote", path=str(path)), lang))
 
 
 @main.command("release")

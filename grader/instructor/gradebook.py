@@ -26,7 +26,7 @@ from ..course.spec import Course, ExerciseSet
 from ..errors import CourseError
 from ..files import write_atomic
 from ..report import render as report
-from . import batch
+from . import batch, notebook_cells
 from . import uploads as submission_files
 
 MAX_ZIP_BYTES = 64 * 1024 ** 2
@@ -47,7 +47,8 @@ class Submission:
 
 
 def find_submissions(folder: str | Path) -> list[Submission]:
-    """A Submission for each sub-folder or .zip of ``folder`` (hidden folders skipped).
+    """A Submission for each sub-folder, .zip or .ipynb of ``folder`` (hidden folders
+    skipped); a notebook's code cells are its stub files (``notebook_cells``).
 
     A folder and a zip with one name (``alice/``, ``alice.zip``), or names
     differing only in case, are one error row naming all of them: which one is
@@ -59,11 +60,13 @@ def find_submissions(folder: str | Path) -> list[Submission]:
             name = path.name
         elif path.is_file() and path.name.lower().endswith(".zip"):
             name = path.name[:-4]
+        elif path.is_file() and path.name.lower().endswith(".ipynb"):
+            name = path.name[:-6]
         else:
             continue
         groups.setdefault(name.casefold(), []).append((name, path))
     if not groups:
-        raise CourseError("no submissions found (expected one folder or .zip per student)",
+        raise CourseError("no submissions found (expected one folder, .zip or .ipynb per student)",
                           folder)
     return [submission for group in groups.values() for submission in _submissions(group)]
 
@@ -176,7 +179,7 @@ def _prepare(submission, exercise_set, exercises, tmp):
     work = Path(tempfile.mkdtemp(dir=tmp))   # an unguessable name: classmates cannot look in
     work.chmod(0o711)
     upload = submission.paths[0]
-    if upload.is_file():
+    if upload.is_file() and not upload.name.lower().endswith(".ipynb"):
         try:
             unpack(upload, work / "upload")
         except CourseError as exc:
@@ -184,7 +187,7 @@ def _prepare(submission, exercise_set, exercises, tmp):
         upload = work / "upload"
     names = submission_files.stub_names(exercises)
     try:
-        found = submission_files.collect(upload, names, work / "files",
+        found = notebook_cells.collect(upload, names, work / "files",
                                          exercise_set.exercises_dir)
     except submission_files.SubmissionError as exc:
         return not_graded("error", str(exc))

@@ -1,0 +1,144 @@
+"""A notebook's code cells as stub files: the one path ``ag.check()``, ``--submission
+work.ipynb``, ``--upload`` and grade-all share.
+
+Pure: reads the notebook as JSON (no nbformat needed), writes nothing but the
+folder it is given. Each stub file is the concatenation, in notebook order, of
+the code cells that belong to it (a cell tagged ``attn_grade.file`` with that
+name) and of every untagged code cell (the student's helpers and imports), so
+code written anywhere in the notebook comes along. Lines that only make sense
+in a kernel are blanked, keeping line numbers: the ``ag.`` lines and the
+``from grader import notebook`` import, IPython magics (``%``, ``%%`` cells)
+and shell lines (``!``).
+"""
+
+import ast
+import json
+import re
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from .uploads import MAX_FILE_BYTES, SubmissionError, _copy_data, find_stub_files
+from .uploads import collect as collect_files
+
+# column-0 lines dropped from the graded code (replaced by empty lines)
+KERNEL_ONLY = re.compile(r"^(ag\.|from\s+grader\b|import\s+grader\b|%|!)")
+META_KEY = "attn_grade"
+
+
+class NotebookError(SubmissionError):
+    """A notebook that cannot be graded; ``cell`` and ``line`` say where (1-based)."""
+
+    def __init__(self, message: str, cell: int | None = None, line: int | None = None,
+                 detail: str = ""):
+        super().__init__(message)
+        self.cell, self.line, self.detail = cell, line, detail
+
+
+def read(path: str | Path) -> dict[str, Any]:
+    """The notebook at ``path`` as a dict, bounded and checked for its shape."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise NotebookError(f"cannot read {Path(path).name}: {exc.strerror}") from None
+    if len(data) > 8 * MAX_FILE_BYTES:
+        raise NotebookError(f"{Path(path).name} is larger than {8 * MAX_FILE_BYTES // 1024} KiB")
+    try:
+        notebook = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        raise NotebookError(f"{Path(path).name} is not a Jupyter notebook (not JSON)") from None
+    if not isinstance(notebook, dict) or not isinstance(notebook.get("cells"), list):
+        raise NotebookError(f"{Path(path).name} is not a Jupyter notebook (no cells)")
+    return notebook
+
+
+def _source(cell):
+    source = cell.get("source", "")
+    return "".join(source) if isinstance(source, list) else str(source)
+
+
+def code_cells(notebook: dict[str, Any]) -> list[tuple[int, str | None, str]]:
+    """(cell number, tagged file or None, graded code) of each code cell; cells are
+    numbered from 1 over all cells, as a notebook shows them top to bottom."""
+    out = []
+    for number, cell in enumerate(notebook["cells"], 1):
+        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
+            continue
+        text = _source(cell)
+        if text.lstrip().startswith("%%"):
+            continue
+        code = "\n".join("" if KERNEL_ONLY.match(line) else line
+                         for line in text.split("\n"))
+        meta = cell.get("metadata") or {}
+        tag = meta.get(META_KEY) if isinstance(meta, dict) else None
+        file = tag.get("file") if isinstance(tag, dict) else None
+        out.append((number, file if isinstance(file, str) else None, code))
+    return out
+
+
+def check_syntax(cells: Iterable[tuple[int, str | None, str]]) -> None:
+    """Raise NotebookError naming the first cell (and its line) whose code does not parse."""
+    for number, _, code in cells:
+        try:
+            ast.parse(code)
+        except SyntaxError as exc:
+            raise NotebookError(f"cell {number}, line {exc.lineno}: {exc.msg}",
+                                number, exc.lineno, (exc.text or "").rstrip()) from None
+
+
+def stub_sources(notebook: dict[str, Any], names: Iterable[str]) -> dict[str, str]:
+    """{stub file name: graded code} for each of ``names``: its own cells and the untagged
+    ones, in notebook order. Raises NotebookError if a code cell does not parse."""
+    cells = code_cells(notebook)
+    check_syntax(cells)
+    out = {}
+    for name in names:
+        parts = [f"# cell {number}\n{code}\n" for number, file, code in cells
+                 if file in (None, name)]
+        out[name] = "\n".join(parts)
+    return out
+
+
+def write_submission(notebook_path: str | Path, names: Iterable[str], into: Path,
+                     data_from: Path | None = None) -> list[str]:
+    """Write the stub files of the notebook at ``notebook_path`` into the new folder
+    ``into`` (with the course's data files of ``data_from``, as ``uploads.collect``);
+    the names written."""
+    sources = stub_sources(read(notebook_path), names)
+    into = Path(into)
+    into.mkdir(mode=0o755)
+    into.chmod(0o755)
+    if data_from is not None:
+        _copy_data(Path(data_from), into)
+    for name, text in sources.items():
+        (into / name).write_text(text, encoding="utf-8")
+        (into / name).chmod(0o644)
+    return sorted(sources)
+
+
+def find_notebook(folder: str | Path) -> Path | None:
+    """The one .ipynb in ``folder`` or below (checkpoints and hidden folders skipped);
+    None if there is none; SubmissionError if there are several."""
+    found = sorted(p for p in Path(folder).rglob("*.ipynb")
+                   if p.is_file() and not p.is_symlink()
+                   and not any(part.startswith(".") for part in
+                               p.relative_to(folder).parts))
+    if len(found) > 1:
+        raise SubmissionError("several notebooks in the upload: "
+                              + ", ".join(str(p.relative_to(folder)) for p in found[:5])
+                              + "; upload only one")
+    return found[0] if found else None
+
+
+def collect(upload: str | Path, names: Iterable[str], into: Path,
+            data_from: Path | None = None) -> list[str]:
+    """``uploads.collect``, where the upload may also be a notebook: a .ipynb file, or
+    a folder holding no stub file but one notebook."""
+    upload, names = Path(upload), tuple(names)
+    if upload.is_file() and upload.name.lower().endswith(".ipynb"):
+        return write_submission(upload, names, into, data_from)
+    if upload.is_dir() and not find_stub_files(upload, names):
+        notebook = find_notebook(upload)
+        if notebook is not None:
+            return write_submission(notebook, names, into, data_from)
+    return collect_files(upload, names, into, data_from)
