@@ -126,6 +126,7 @@ def test_without_the_extra_the_cli_says_how_to_install_it(tmp_path):
     assert done.returncode == 0, done.stderr
 
 
+@pytest.mark.slow   # a real kernel (or a class): run by .ci/run's `pytest -m slow` step
 def test_check_cells_grade_correct_code_and_name_the_notes_mistakes(blank, tmp_path):
     """One kernel: temperature right, attention and multihead with the notes' mistakes,
     numpy monkeypatched in the kernel; then the same cells right in a second kernel."""
@@ -155,6 +156,7 @@ def test_check_cells_grade_correct_code_and_name_the_notes_mistakes(blank, tmp_p
     assert score == top
 
 
+@pytest.mark.slow   # a real kernel (or a class): run by .ci/run's `pytest -m slow` step
 def test_a_hostile_cell_changes_no_verdict_and_the_kernel_lives(blank, tmp_path):
     notebook = filled(blank, {"temperature.py": HOSTILE_TEMPERATURE})
     notebook.cells.insert(2, nbformat.v4.new_code_cell(MONKEYPATCH))
@@ -228,6 +230,7 @@ def test_magics_shell_lines_and_ag_cells_are_left_out():
     assert "%" not in sources["a.py"] and "!" not in sources["a.py"]
 
 
+@pytest.mark.slow   # a real kernel (or a class): run by .ci/run's `pytest -m slow` step
 def test_grade_all_takes_a_notebook_per_student(blank, tmp_path):
     code = {"attention.py": solution("attention.py", MISTAKES["attention.py"])}
     (tmp_path / "class" / "bob").mkdir(parents=True)
