@@ -16,13 +16,10 @@ import sys
 import zipfile
 
 import pytest
-from conftest import EXERCISES, ROOT, SOLUTIONS, run_cli
+from conftest import DAY3_MAX, EXERCISES, ROOT, SOLUTIONS, run_cli
 
 from grader.instructor import batch
 from grader.instructor.uploads import SubmissionError, find_stub_files
-
-DAY3_MAX = 93.0
-
 
 # ------------------------------------------------------------ the Gradescope bundle
 

@@ -11,6 +11,7 @@ from conftest import (
     SOLUTIONS,
     checks_of,
     copy_exercises,
+    full_marks,
     grade_json,
     grade_many,
     invoke,
@@ -18,9 +19,7 @@ from conftest import (
     scores_by_exercise,
 )
 
-FULL = {"day3": FULL_DAY3,
-        "c3-l2": {"dot_by_hand": 6.0, "scores": 8.0, "proportion": 6.0, "memory": 8.0,
-                  "scaling": 4.0, "kv_variants": 14.0, "quiz": 5.0}}
+FULL = {"day3": FULL_DAY3, "c3-l2": full_marks("c3-l2")}
 
 
 @pytest.fixture(scope="module")

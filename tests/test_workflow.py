@@ -11,7 +11,7 @@ import sys
 import zipfile
 
 import pytest
-from conftest import ROOT, SOLUTIONS, answer_own_variant, copy_exercises, run_cli
+from conftest import DAY3_MAX, ROOT, SOLUTIONS, answer_own_variant, copy_exercises, run_cli
 
 from grader.course import loader as spec_loader
 from grader.course.spec import Course
@@ -127,7 +127,7 @@ def test_grade_all_writes_matching_csv_and_json_and_resumes(tmp_path):
         parts = [float(row[k]) for k in row if k not in ("student", "score", "max_score",
                                                           "status") and row[k]]
         assert sum(parts) == pytest.approx(doc["score"])
-    assert float(rows["ada"]["score"]) == float(rows["fay"]["score"]) == 93.0
+    assert float(rows["ada"]["score"]) == float(rows["fay"]["score"]) == DAY3_MAX
     assert float(rows["ben"]["attention"]) < 14.0 and float(rows["ben"]["temperature"]) == 10.0
     assert float(rows["cy"]["shapes"]) == 0 and float(rows["dee"]["score"]) == 0
     assert float(rows["eve"]["growth"]) < 6.0 and float(rows["eve"]["kv_cache"]) == 14.0
