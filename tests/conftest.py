@@ -68,7 +68,8 @@ def grade_many(jobs, workers=3, env=None):
 
 FULL_DAY3 = {"temperature": 10.0, "attention_by_hand": 6.0, "attention": 14.0,
              "decode": 8.0, "multihead": 14.0, "shapes": 14.0, "kv_cache": 14.0, "growth": 6.0,
-             "concepts": 7.0}
+             "concepts": 7.0, "loop": 8.0, "asymmetry": 6.0, "low_temperature": 4.0,
+             "head_counts": 6.0}
 
 
 def grade_json(set_id, submission, *extra, cwd=ROOT):

@@ -20,7 +20,8 @@ from conftest import (
 
 FULL = {"day3": FULL_DAY3,
         "c3-l2": {"dot_by_hand": 6.0, "scores": 8.0, "proportion": 6.0, "memory": 8.0,
-                  "scaling": 4.0, "kv_variants": 14.0, "quiz": 5.0}}
+                  "scaling": 4.0, "kv_variants": 14.0, "length_vs_angle": 6.0,
+                  "rnn_steps": 6.0, "quiz": 5.0}}
 
 
 @pytest.fixture(scope="module")

@@ -127,7 +127,7 @@ def test_grade_all_writes_matching_csv_and_json_and_resumes(tmp_path):
         parts = [float(row[k]) for k in row if k not in ("student", "score", "max_score",
                                                           "status") and row[k]]
         assert sum(parts) == pytest.approx(doc["score"])
-    assert float(rows["ada"]["score"]) == float(rows["fay"]["score"]) == 93.0
+    assert float(rows["ada"]["score"]) == float(rows["fay"]["score"]) == 117.0
     assert float(rows["ben"]["attention"]) < 14.0 and float(rows["ben"]["temperature"]) == 10.0
     assert float(rows["cy"]["shapes"]) == 0 and float(rows["dee"]["score"]) == 0
     assert float(rows["eve"]["growth"]) < 6.0 and float(rows["eve"]["kv_cache"]) == 14.0
