@@ -14,7 +14,7 @@ from typing import Any
 
 from .course.spec import ExerciseSet
 from .judge import hidden_tests
-from .judge.check import judge_bounded, load_lines
+from .judge.check import check_fields, judge_bounded, load_lines
 from .judge.msg import Msg
 from .judge.points import resolve_points
 from .judge.results import CheckResult, ExerciseResult, RunResult
@@ -168,10 +168,7 @@ def _wrong_answers(exercise, check, reference):
 
 
 def _failed(exercise, check, lines):
-    return CheckResult(exercise=exercise.id, file=exercise.file, check=check.id,
-                       visibility=check.visibility, passed=False, max_score=0.0,
-                       lines=tuple(lines), description=check.description,
-                       function=check.function, reveal=check.reveal)
+    return CheckResult(passed=False, lines=tuple(lines), **check_fields(check, exercise))
 
 
 def _with_points(exercise, pairs):

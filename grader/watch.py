@@ -20,6 +20,7 @@ from .judge.results import ExerciseResult
 from .report.messages import render
 from .report.progress import Progress, next_exercise
 from .report.render import exercise_block
+from .report.student_view import bar
 
 POLL_SECONDS = 0.2
 CLEAR = "\x1b[2J\x1b[H"
@@ -48,9 +49,7 @@ def screen(exercise_set: ExerciseSet, result: ExerciseResult, progress: Progress
     total = sum(e.points for e in exercise_set.exercises)
     best = sum(min(progress.record(exercise_set.id, e.id).best, e.points)
                for e in exercise_set.exercises)
-    width = 30
-    filled = round(width * best / total) if total else 0
-    out.append(render(Msg("watch-progress", bar="#" * filled + "." * (width - filled),
+    out.append(render(Msg("watch-progress", bar=bar(best / total if total else 0.0, 30),
                           best=f"{best:g}", total=f"{total:g}"), lang))
     upcoming = next_exercise(progress, exercise_set)
     out.append(render(Msg("progress-next", exercise=upcoming.id, set_id=exercise_set.id), lang)

@@ -141,14 +141,15 @@ def judge_bounded(jobs: Sequence[tuple], budget: float) -> Iterator[tuple[int, C
                 index = event.get("i")
                 if type(index) is not int or not start <= index < len(jobs):
                     raise bounded.Overrun("unreadable event")
-                yield index, outcome_from_plain(event.get("result", {}), **_base(*jobs[index][:2]))
+                fields = check_fields(*jobs[index][:2])
+                yield index, outcome_from_plain(event.get("result", {}), **fields)
                 start = index + 1
         except bounded.Overrun as exc:
             check, exercise = jobs[start][:2]
             reason = Msg("judge-timeout", seconds=budget) if exc.why == "timeout" else \
                 Msg("unjudgeable")
             yield start, CheckResult(passed=False, lines=(reason,), answered=True,
-                                     **_base(check, exercise))
+                                     **check_fields(check, exercise))
             start += 1
 
 
@@ -159,10 +160,11 @@ def judge_safely(check: Check, exercise: Exercise, outcome: CallOutcome, expecte
         return judge(check, exercise, outcome, expected, wrong_answers)
     except Exception:   # an answer no comparator could digest: it is still not right
         return CheckResult(passed=False, lines=(Msg("unjudgeable"),), answered=True,
-                           **_base(check, exercise))
+                           **check_fields(check, exercise))
 
 
-def _base(check, exercise):
+def check_fields(check: Check, exercise: Exercise) -> dict[str, Any]:
+    """The fields of a CheckResult that come from its spec."""
     return dict(exercise=exercise.id, file=exercise.file, check=check.id,
                 visibility=check.visibility, max_score=0.0, description=check.description,
                 function=check.function, reveal=check.reveal)
@@ -171,7 +173,7 @@ def _base(check, exercise):
 def judge(check: Check, exercise: Exercise, outcome: CallOutcome, expected: Any,
           wrong_answers: Sequence[tuple[Misconception, Any]]) -> CheckResult:
     """The result of one YAML check. ``wrong_answers``: (misconception, value) pairs."""
-    base = _base(check, exercise)
+    base = check_fields(check, exercise)
     printed = "" if check.hidden else outcome.output   # hidden inputs could be printed
     if not outcome.ok:
         lines = outcome_lines(outcome, check.function, exercise.file, exercise.limits,

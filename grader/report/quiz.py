@@ -24,6 +24,7 @@ from ..run.outcome import CallOutcome, Status
 from ..run.references import Reference
 from .messages import render
 from .render import check_lines
+from .student_view import stub_functions
 
 KINDS = ("choice", "set", "exact", "number", "bytes")
 
@@ -128,13 +129,8 @@ def feedback_lines(result: CheckResult, lang: str) -> list[str]:
 
 
 def _docstrings(exercise):
-    stub = exercise.spec_path.with_name(exercise.file)
-    try:
-        tree = ast.parse(stub.read_text(encoding="utf-8"))
-    except (OSError, SyntaxError):
-        return {}
-    return {n.name: ast.get_docstring(n) or n.name for n in tree.body
-            if isinstance(n, ast.FunctionDef)}
+    return {name: ast.get_docstring(node) or name
+            for name, node in stub_functions(exercise).items()}
 
 
 def _in_language(doc, lang):

@@ -46,16 +46,21 @@ def prompt_text(exercise: Exercise, lang: str) -> str:
     return string.Template(exercise.prompt.get(lang)).safe_substitute(shown)
 
 
-def signatures(exercise: Exercise) -> list[str]:
-    """``def name(args)`` of each graded function, as the stub declares it."""
+def stub_functions(exercise: Exercise) -> dict[str, ast.FunctionDef]:
+    """The stub file's top-level functions by name ({} if it cannot be read)."""
     stub = exercise.spec_path.with_name(exercise.file)
     try:
         tree = ast.parse(stub.read_text(encoding="utf-8"))
     except (OSError, SyntaxError):
-        return [f"def {name}(...)" for name in exercise.functions]
-    found = {node.name: f"def {node.name}({ast.unparse(node.args)})"
-             for node in tree.body if isinstance(node, ast.FunctionDef)}
-    return [found.get(name, f"def {name}(...)") for name in exercise.functions]
+        return {}
+    return {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
+
+
+def signatures(exercise: Exercise) -> list[str]:
+    """``def name(args)`` of each graded function, as the stub declares it."""
+    found = stub_functions(exercise)
+    return [f"def {name}({ast.unparse(found[name].args)})" if name in found
+            else f"def {name}(...)" for name in exercise.functions]
 
 
 def hidden_checks(exercise: Exercise, lang: str) -> list[str]:
@@ -89,6 +94,12 @@ def hint_lines(exercise: Exercise, shown: int, lang: str) -> list[str]:
     return out
 
 
+def bar(share: float, width: int) -> str:
+    """A text bar ``width`` wide, ``share`` (0 to 1) of it filled."""
+    filled = round(min(max(share, 0.0), 1.0) * width)
+    return "#" * filled + "." * (width - filled)
+
+
 def progress_lines(progress: Progress, exercise_set: ExerciseSet, lang: str,
                    width: int = 20) -> list[str]:
     """A bar per exercise (best score of its points) and the next exercise to do."""
@@ -96,9 +107,8 @@ def progress_lines(progress: Progress, exercise_set: ExerciseSet, lang: str,
     for exercise in exercise_set.exercises:
         record = progress.record(exercise_set.id, exercise.id)
         share = record.best / exercise.points if exercise.points else 0.0
-        filled = round(share * width)
-        bar = "[" + "#" * filled + "." * (width - filled) + "]"
-        out.append(render(Msg("progress-line", bar=bar, exercise=exercise.id,
+        out.append(render(Msg("progress-line", bar=f"[{bar(share, width)}]",
+                              exercise=exercise.id,
                               best=f"{record.best:g}", max=f"{exercise.points:g}",
                               attempts=record.attempts, hints=record.hints), lang))
     upcoming = next_exercise(progress, exercise_set)

@@ -10,21 +10,24 @@ def _attend(q, K, V):
 
 
 def generate_with_cache(prompt, E, W_q, W_k, W_v, n_new):
+    return _generate(prompt, E, W_q, W_k, W_v, n_new, keep_new_kv=True)
+
+
+def _generate(prompt, E, W_q, W_k, W_v, n_new, keep_new_kv):
     E, W_q, W_k, W_v = (np.asarray(a, dtype=float) for a in (E, W_q, W_k, W_v))
     X = E[list(prompt)]
     # prefill: the k and v of every prompt token, once
     K, V = X @ W_k, X @ W_v
     q = X[-1] @ W_q
     new = []
-    for step in range(n_new):
+    for _ in range(n_new):
         token = int(np.argmax(_attend(q, K, V) @ E.T))
         new.append(token)
-        if step == n_new - 1:
-            break
         # decode: the new token's q, k and v only; its k and v join the cache
         x = E[token]
-        K = np.vstack([K, x @ W_k])
-        V = np.vstack([V, x @ W_v])
+        if keep_new_kv:
+            K = np.vstack([K, x @ W_k])
+            V = np.vstack([V, x @ W_v])
         q = x @ W_q
     return new
 
@@ -49,16 +52,8 @@ def kv_rows_computed(n_prompt, n_new, cache=True):
 # ---- known wrong versions
 
 def generate_with_cache_forgets_itself(prompt, E, W_q, W_k, W_v, n_new):
-    E, W_q, W_k, W_v = (np.asarray(a, dtype=float) for a in (E, W_q, W_k, W_v))
-    X = E[list(prompt)]
-    K, V = X @ W_k, X @ W_v
-    q = X[-1] @ W_q
-    new = []
-    for _ in range(n_new):
-        token = int(np.argmax(_attend(q, K, V) @ E.T))
-        new.append(token)
-        q = E[token] @ W_q          # the new token's k and v never reach the cache
-    return new
+    # the new token's k and v never reach the cache
+    return _generate(prompt, E, W_q, W_k, W_v, n_new, keep_new_kv=False)
 
 
 def kv_rows_computed_recomputes_all(n_prompt, n_new, cache=True):
