@@ -200,9 +200,8 @@ def grade(set_id: str, submission: str | None, upload: str | None, as_json: bool
     lang = lang or default_lang()
     run = None
     course = _course(course_dir)
-    exercise_set = spec_loader.load_set(course, set_id)
-    _check_exercise_ids(exercise_set, exercises)
-    selected = [e for e in exercise_set.exercises if not exercises or e.id in exercises]
+    exercise_set = spec_loader.load_set(course, set_id, only=exercises or None)
+    selected = list(exercise_set.exercises)
     with tempfile.TemporaryDirectory(prefix="attn-grade-upload-") as tmp:
         folder, problem = _submission_folder(exercise_set, selected, submission, upload, tmp,
                                              lang)
@@ -211,7 +210,7 @@ def grade(set_id: str, submission: str | None, upload: str | None, as_json: bool
                             dict(time=time_limit, import_time=import_time_limit,
                                  cpu=cpu_limit, memory=memory_limit, output=output_limit,
                                  processes=process_limit, tmp=tmp_limit),
-                            set(exercises) or None, required, student)
+                            set(exercises) or None, required, student, warm=_warm())
     mine = Progress(upload or (Path(submission).parent if submission and notebook
                                else submission)
                     or exercise_set.exercises_dir)
@@ -231,6 +230,45 @@ def grade(set_id: str, submission: str | None, upload: str | None, as_json: bool
                                    hints_used=mine.hints_used(set_id)) if run
                    else document["output"])
     sys.exit(ExitCode.PASSED if run and run.all_passed else ExitCode.FAILED)
+
+
+def _warm():
+    """The reference answers a grade-worker keeps between students (see batch)."""
+    from .grading import Warm
+
+    obj = click.get_current_context().find_root().obj
+    return obj if isinstance(obj, Warm) else None
+
+
+@main.command("grade-worker", hidden=True)
+def grade_worker() -> None:
+    """grade-all's worker: one ``attn-grade SET ... --json`` command line (a JSON
+    list) per input line, run here; one JSON answer line each (code, document,
+    stderr).  Whatever else writes to the real stdout goes to stderr.
+    """
+    import contextlib
+    import io
+
+    from .grading import Warm
+
+    answers = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    os.dup2(2, 1)
+    warm = Warm()
+    for line in sys.stdin:
+        out, err = io.StringIO(), io.StringIO()
+        code = 0
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                main.main(args=json.loads(line), prog_name="attn-grade", obj=warm)
+            except SystemExit as exc:
+                code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
+        try:
+            document = json.loads(out.getvalue()) if out.getvalue().strip() else None
+        except ValueError:
+            document = None
+        answers.write(json.dumps({"code": code, "document": document,
+                                  "stderr": err.getvalue()}) + "\n")
+        answers.flush()
 
 
 def _submission_folder(exercise_set, selected, submission, upload, tmp, lang="en"):
@@ -262,16 +300,6 @@ def _submission_folder(exercise_set, selected, submission, upload, tmp, lang="en
     return folder, None
 
 
-def _check_exercise_ids(exercise_set, wanted):
-    known = [e.id for e in exercise_set.exercises]
-    for ex_id in wanted:
-        if ex_id not in known:
-            from .course.schema import did_you_mean
-
-            raise CourseError(f"no exercise {ex_id!r} in set {exercise_set.id!r}",
-                              hint=did_you_mean(ex_id, known) or "exercises: " + ", ".join(known))
-
-
 @main.command("list")
 @COURSE_OPTION
 @LANG_OPTION
@@ -296,7 +324,7 @@ def _student_set(course_dir, set_id, exercise_id=None):
     course = _course(course_dir)
     exercise_set = spec_loader.load_set(course, set_id)
     if exercise_id is not None:
-        _check_exercise_ids(exercise_set, [exercise_id])
+        spec_loader.check_ids(set_id, [e.id for e in exercise_set.exercises], [exercise_id])
         return course, exercise_set, exercise_set.exercise(exercise_id)
     return course, exercise_set, None
 
@@ -536,7 +564,7 @@ def grade_all_command(set_id: str, submissions: str, out_dir: str, jobs: int, fo
         extra += ["--exercise", ex_id]
     course = _course(course_dir)
     exercise_set = spec_loader.load_set(course, set_id)
-    _check_exercise_ids(exercise_set, exercises)
+    spec_loader.check_ids(set_id, [e.id for e in exercise_set.exercises], exercises)
     with _progress(submissions) as tick:
         rows = grade_all(course, exercise_set, submissions, out_dir, jobs, extra, force,
                          tick, set(exercises))

@@ -12,7 +12,7 @@ from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
-from .course.spec import ExerciseSet
+from .course.spec import Exercise, ExerciseSet
 from .judge import hidden_tests
 from .judge.check import check_fields, judge_bounded, load_lines
 from .judge.msg import Msg
@@ -21,30 +21,59 @@ from .judge.results import CheckResult, ExerciseResult, RunResult
 from .run import sandbox, wire
 from .run.references import Reference
 from .run.student import RunFolder, StudentProcess
+from .run.template import widest
+
+
+class Warm:
+    """What successive gradings of one set may share, on the trusted side only.
+
+    ``references``: each exercise's reference answers, computed once (a class,
+    a watch loop).  ``folder``: a run folder kept open with its warm template
+    (a watch loop grading one student's saves); None: each grading has its own.
+    Never shared between students: a folder is one student's sandbox.
+    """
+
+    def __init__(self, folder: RunFolder | None = None):
+        self.references: dict[tuple[str, str, str], Reference] = {}
+        self.folder = folder
+
+    def reference(self, exercise: Exercise) -> Reference:
+        key = (exercise.set_id, exercise.id, wire.dumps(exercise.params or {}))
+        if key not in self.references:
+            self.references[key] = Reference(exercise)
+        return self.references[key]
 
 
 def grade_set(exercise_set: ExerciseSet, submission: str | Path, level: str,
               limit_overrides: dict[str, Any] | None = None,
               only: Collection[str] | None = None, required: str | None = None,
-              student: str | None = None, variants: dict[str, int] | None = None) -> RunResult:
+              student: str | None = None, variants: dict[str, int] | None = None,
+              warm: Warm | None = None) -> RunResult:
     """Grade ``submission`` (a folder of stub files) against ``exercise_set``.
 
     ``required``: the weakest isolation acceptable (sandbox.RANKS); a weaker
     run raises sandbox.IsolationError before any student code runs.
     ``student``: whose numbers the exercises with variants use (none: the notes');
-    ``variants``: exercise id -> variant index, overriding that (dev check).
+    ``variants``: exercise id -> variant index, overriding that (dev check);
+    ``warm``: state kept from earlier gradings (see Warm).
     """
     start = time.monotonic()
     submission = Path(submission).resolve()
+    warm = warm or Warm()
     exercises = [e.with_variant(variants[e.id]) if variants and e.id in variants
                  else e.for_student(student)
                  for e in exercise_set.exercises if only is None or e.id in only]
-    plan = sandbox.plan(level, exercise_set.solutions_dir, required)
-    try:
-        folder = RunFolder(plan)
-    except BaseException:
-        plan.release()
-        raise
+    if warm.folder is not None:
+        folder, plan = warm.folder, warm.folder.plan
+        sandbox.check_required(plan, required, exercise_set.solutions_dir)
+        folder.restage()
+    else:
+        plan = sandbox.plan(level, exercise_set.solutions_dir, required)
+        try:
+            folder = RunFolder(plan)
+        except BaseException:
+            plan.release()
+            raise
     processes = {}
     try:
         graded = {}
@@ -53,10 +82,14 @@ def grade_set(exercise_set: ExerciseSet, submission: str | Path, level: str,
             processes[exercise.id] = StudentProcess(
                 folder, submission, exercise.module, limits, level,
                 public=[exercise_set.exercises_dir], preload=_preload(exercise))
+        if processes:
+            folder.warm(submission, [exercise_set.exercises_dir],
+                        widest(*(p.limits for p in processes.values())))
         for exercise in exercises:
             process = processes[exercise.id]
             _prestart_next(exercises, processes, exercise)
-            graded[exercise.id] = _with_hidden_proof(_yaml_checks(exercise, process))
+            graded[exercise.id] = _with_hidden_proof(
+                _yaml_checks(exercise, process, warm.reference(exercise)))
             if not exercise.test_files:
                 process.close()
         budget = max((p.limits.time for p in processes.values()), default=0) + JUDGE_MARGIN
@@ -65,14 +98,15 @@ def grade_set(exercise_set: ExerciseSet, submission: str | Path, level: str,
     finally:
         for process in processes.values():
             process.close()
-        folder.close()
+        if folder is not warm.folder:
+            folder.close()
     results = tuple(_with_points(e, graded[e.id]) for e in exercises)
     return RunResult(exercise_set.id, exercise_set.title, results,
                      plan.description, str(submission),
                      time.monotonic() - start, exercise_set.released)
 
 
-PRESTART_AHEAD = 8
+PRESTART_AHEAD = 1   # a fork is cheap: only the student's own import overlaps
 JUDGE_MARGIN = 2.0   # seconds of trusted work per check, beyond its call time limit
 
 
@@ -96,11 +130,10 @@ def _preload(exercise):
     return ("sympy",) if symbolic else ()
 
 
-def _yaml_checks(exercise, process):
+def _yaml_checks(exercise, process, reference):
     """(CheckResult, points) for each YAML check of one exercise."""
     limits = process.limits
     exercise = _with_limits(exercise, limits)
-    reference = Reference(exercise)
     cache, out, pending = {}, [], []
     for check in exercise.checks:
         expected = check.expect if check.has_expect else reference.call(

@@ -14,13 +14,16 @@ from pathlib import Path
 from typing import Any
 
 from .course.spec import Exercise, ExerciseSet
-from .grading import grade_set
+from .grading import Warm, grade_set
 from .judge.msg import Msg
 from .judge.results import ExerciseResult
 from .report.messages import render
 from .report.progress import Progress, next_exercise
 from .report.render import exercise_block
 from .report.student_view import bar
+from .run import sandbox
+from .run.student import RunFolder
+from .run.template import widest
 
 POLL_SECONDS = 0.2
 CLEAR = "\x1b[2J\x1b[H"
@@ -61,18 +64,28 @@ def screen(exercise_set: ExerciseSet, result: ExerciseResult, progress: Progress
 def watch(exercise_set: ExerciseSet, folder: Path, level: str, lang: str,
           echo: Callable[[str], Any], student: str | None = None, clear: bool = True,
           once: bool = False) -> None:
-    """Grade each exercise whose file changes, until interrupted (or one grading, ``once``)."""
+    """Grade each exercise whose file changes, until interrupted (or one grading, ``once``).
+
+    One run folder for the whole loop: its template (bubblewrap, Python, numpy)
+    starts once and forks a fresh child per grading; the reference answers are
+    computed once.  Ctrl-C kills it all.
+    """
     progress = Progress(folder)
     before = stamps(folder, exercise_set.exercises)
     echo(render(Msg("watch-start", folder=str(folder)), lang))
+    run_folder = RunFolder(sandbox.plan(level, exercise_set.solutions_dir))
+    warm = Warm(run_folder)
     try:
+        run_folder.warm(folder, [exercise_set.exercises_dir],
+                        widest(*(e.limits for e in exercise_set.exercises)))
         while True:
             time.sleep(POLL_SECONDS)
             after = stamps(folder, exercise_set.exercises)
             for ex_id in changed(before, after):
                 if after[ex_id] is None:
                     continue
-                run = grade_set(exercise_set, folder, level, only={ex_id}, student=student)
+                run = grade_set(exercise_set, folder, level, only={ex_id}, student=student,
+                                warm=warm)
                 progress.graded(run)
                 progress.save()
                 lines = screen(exercise_set, run.exercises[0], progress, lang)
@@ -82,3 +95,5 @@ def watch(exercise_set: ExerciseSet, folder: Path, level: str, lang: str,
             before = after
     except KeyboardInterrupt:
         echo(render(Msg("watch-stop"), lang))
+    finally:
+        run_folder.close()

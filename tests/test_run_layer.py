@@ -176,13 +176,19 @@ def test_out_of_memory_outside_a_call_is_the_memory_limit(process):
     assert outcome.output == ""
 
 
-def test_the_run_folder_owns_its_live_children(process):
+def test_the_run_folder_owns_its_live_processes(process):
+    """The children are forks of the run's one template; the folder owns the template,
+    a closed student process leaves it warm for the next, a closed folder kills it."""
     reaper = process.folder.reaper
     assert not reaper.live
     assert process.call("ok").ok
-    assert reaper.live == {process.proc.pid}
+    template = process.proc.pid
+    assert reaper.live == {template}
     process.close()
-    assert not reaper.live and process.proc is None
+    assert process.proc is None and reaper.live == {template}
+    assert process.call("ok").ok and process.proc.pid == template   # forked, not started
+    process.folder.close()
+    assert not reaper.live
 
 
 def test_the_reaper_spares_the_graders_own_forks_and_kills_strays():

@@ -8,10 +8,11 @@ expected.  Layout (paths mirror each other, as in rustlings):
   solutions/SET/test_MODULE.py (hidden pytest checks for FILE.py)
 """
 
+from collections.abc import Collection
 from pathlib import Path
 
 from ..errors import CourseError
-from . import formats, inputs, yaml_source
+from . import cache, formats, inputs, yaml_source
 from .limits import Limits
 from .schema import Where, did_you_mean
 from .spec import Check, Course, Exercise, ExerciseSet, Misconception, Rule, Text
@@ -30,13 +31,31 @@ def find_course(start: str | Path | None = None) -> Course:
                       "pass --course DIR")
 
 
-def load_set(course: Course, set_id: str, seed_offset: int = 0) -> ExerciseSet:
-    """Load one exercise set with all its exercises and hidden checks."""
+def load_set(course: Course, set_id: str, seed_offset: int = 0,
+             only: Collection[str] | None = None) -> ExerciseSet:
+    """Load one exercise set with its exercises (all, or those in ``only``) and
+    their hidden checks; from the on-disk cache when no file changed."""
     ex_dir = course.exercises_dir / set_id
-    manifest_path = ex_dir / "set.yaml"
-    if not manifest_path.is_file():
+    if not (ex_dir / "set.yaml").is_file():
         raise CourseError(f"no exercise set {set_id!r}", hint=did_you_mean(
             set_id, course.set_ids()) or "sets: " + ", ".join(course.set_ids()))
+    exercise_set, known = cache.cached(
+        course.root, set_id, seed_offset, lambda: _parse_set(course, set_id, seed_offset), only)
+    check_ids(set_id, known, only or ())
+    return exercise_set
+
+
+def check_ids(set_id: str, known: Collection[str], wanted: Collection[str]) -> None:
+    """CourseError naming the first of ``wanted`` that is not an exercise of the set."""
+    for ex_id in wanted:
+        if ex_id not in known:
+            raise CourseError(f"no exercise {ex_id!r} in set {set_id!r}",
+                              hint=did_you_mean(ex_id, known) or "exercises: " + ", ".join(known))
+
+
+def _parse_set(course, set_id, seed_offset):
+    ex_dir = course.exercises_dir / set_id
+    manifest_path = ex_dir / "set.yaml"
     manifest = _validated(manifest_path, formats.SET)
     _check_order(manifest_path, manifest, ex_dir)
     sol_dir = course.solutions_dir / set_id

@@ -1,15 +1,24 @@
-"""Many gradings at once, each in its own ``attn-grade`` process.
+"""A class graded by a few worker processes, each student in a sandbox of their own.
 
-A separate process per submission keeps one student's crash, memory or
-pytest state away from the next; a few run at a time because most of a
-grading is spent waiting on student processes.
+A worker is ``attn-grade grade-worker``: it reads one ``attn-grade SET ...
+--json`` command line at a time, runs it in-process and answers with its
+exit code, JSON document and error text.  So a worker loads the course,
+imports pytest and sympy and computes the reference answers once, for all
+the students it grades; each student still gets a run folder, a uid and a
+sandbox of their own (grade_set), so students never share a process or a
+writable folder.  A worker that dies or overruns costs the student it was
+grading, and is replaced for the rest.
 """
 
 import json
+import os
+import queue
+import select
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
 
@@ -38,35 +47,108 @@ def grader_argv(*args: object) -> list[str]:
 
 def grade_command(set_id: str, submission: str | Path, course: str | Path,
                   *extra: object) -> list[str]:
-    return grader_argv(set_id, "--course", course, "--submission", submission, "--json",
-                       *extra)
+    """The ``attn-grade`` arguments (no program) that grade one submission as JSON."""
+    return [str(a) for a in (set_id, "--course", course, "--submission", submission, "--json",
+                             *extra)]
 
 
-def run_many(commands: Sequence[Sequence[str]], jobs: int,
-             on_done: Callable[[int, RunOutput], object] | None = None,
-             timeout: float = 3600, cwd: str | Path | None = None) -> list[RunOutput]:
-    """Run ``commands`` with ``jobs`` at a time (in the folder ``cwd``); results in order.
+class Worker:
+    """One ``grade-worker`` process and the pipes to it."""
 
-    Each result is (exit code, parsed JSON document or None, stderr). Give a
-    ``cwd`` the caller trusts: relative entries of PYTHONPATH resolve there.
+    def __init__(self, cwd: str | Path | None, log: Path):
+        self.log = log
+        with open(log, "ab") as err:
+            self.proc = subprocess.Popen(grader_argv("grade-worker"), stdin=subprocess.PIPE,
+                                         stdout=subprocess.PIPE, stderr=err, cwd=cwd)
+        self._buffer = b""
+
+    def grade(self, args: Sequence[str], timeout: float) -> RunOutput:
+        """Grade one command line; a dead or overrunning worker is a failed row."""
+        try:
+            self.proc.stdin.write(json.dumps(list(args)).encode() + b"\n")
+            self.proc.stdin.flush()
+            line = self._read_line(time.monotonic() + timeout)
+        except (BrokenPipeError, OSError):
+            line = None
+        if line is None:
+            why = (f"grading took longer than {timeout:g} s" if self.proc.poll() is None
+                   else "the grading worker died:\n" + self._log_tail())
+            self.stop()
+            return None, None, why
+        answer = json.loads(line)
+        return answer["code"], answer["document"], answer["stderr"]
+
+    def _read_line(self, deadline: float) -> bytes | None:
+        fd = self.proc.stdout.fileno()
+        while b"\n" not in self._buffer:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not select.select([fd], [], [], remaining)[0]:
+                return None
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                return None
+            self._buffer += chunk
+        line, self._buffer = self._buffer.split(b"\n", 1)
+        return line
+
+    def _log_tail(self) -> str:
+        try:
+            return self.log.read_bytes()[-2000:].decode("utf-8", "replace")
+        except OSError:
+            return ""
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+        for pipe in (self.proc.stdin, self.proc.stdout):
+            try:
+                pipe.close()
+            except OSError:
+                pass
+
+
+def run_in_workers(commands: Sequence[Sequence[str]], jobs: int,
+                   on_done: Callable[[int, RunOutput], object] | None = None,
+                   timeout: float = 3600, cwd: str | Path | None = None) -> list[RunOutput]:
+    """Run ``attn-grade`` command lines (without the program) in ``jobs`` workers.
+
+    Results in order, each (exit code, parsed JSON document or None, stderr);
+    ``on_done(i, result)`` as each finishes.  Give a ``cwd`` the caller trusts.
     """
-    def one(argv):
-        try:
-            proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout,
-                                  cwd=cwd)
-        except subprocess.TimeoutExpired:
-            return None, None, f"grading took longer than {timeout} s"
-        try:
-            doc = json.loads(proc.stdout) if proc.stdout.strip() else None
-        except ValueError:
-            doc = None
-        return proc.returncode, doc, proc.stderr
-
+    pending: queue.SimpleQueue[int] = queue.SimpleQueue()
+    for i in range(len(commands)):
+        pending.put(i)
     results: dict[int, RunOutput] = {}
-    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        futures = {pool.submit(one, argv): i for i, argv in enumerate(commands)}
-        for future in as_completed(futures):
-            results[futures[future]] = future.result()
-            if on_done:
-                on_done(futures[future], results[futures[future]])
+    lock = threading.Lock()
+
+    def work(n):
+        log = Path(cwd or ".") / f"worker-{n}.log"
+        worker = None
+        try:
+            while True:
+                try:
+                    i = pending.get_nowait()
+                except queue.Empty:
+                    return
+                if worker is None or not worker.alive():
+                    worker = Worker(cwd, log)
+                result = worker.grade(commands[i], timeout)
+                with lock:
+                    results[i] = result
+                    if on_done:
+                        on_done(i, result)
+        finally:
+            if worker is not None:
+                worker.stop()
+
+    count = max(1, min(jobs, len(commands)))
+    threads = [threading.Thread(target=work, args=(n,)) for n in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
     return [results[i] for i in range(len(commands))]

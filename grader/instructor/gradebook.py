@@ -161,7 +161,7 @@ def grade_all(course: Course, exercise_set: ExerciseSet, submissions_dir: str | 
                         _stamped(doc, submission, digest))
             progress and progress(submission.student)
 
-        batch.run_many([argv for _, _, argv in commands], jobs, on_done=done, cwd=tmp)
+        batch.run_in_workers([argv for _, _, argv in commands], jobs, on_done=done, cwd=tmp)
     max_score = round(sum(e.points for e in exercises), 4)
     rows = [_row(s.student, results_dir / f"{s.key}.json", max_score) for s in students]
     _write_csv(Path(out_dir) / "gradebook.csv", rows)

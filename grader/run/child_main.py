@@ -1,17 +1,29 @@
-"""The student process: imports one submission module and answers calls.
+"""The student's side: a warm template that forks one child per exercise.
 
-Runs as a script in a fresh folder, beside a copy of the wire module, never
-inside the grader.  For each request id read from stdin it reads
-``req-ID.json``, runs the call, writes ``ans-ID.json`` atomically and pokes
-the notify pipe.  Nothing it prints is read as a result: the parent reads
-answer files only, and decodes them with the same strict wire module.
+Runs as a script in the run's sandbox, beside a copy of the wire module,
+never inside the grader.  The template drops its privileges, imports numpy
+(and, when asked, sympy) once, and waits on a control socket; for each fork
+request (a work folder, limits, and three descriptors: the request pipe, the
+notify pipe, the console) it forks a child that starts a session of its own,
+lowers its limits and imports one submission module.  Children never return
+into the template, so one exercise's monkeypatching cannot reach the next.
+
+A child reads request ids on stdin, the request in ``req-ID.json``, runs the
+call, writes ``ans-ID.json`` atomically and pokes the notify pipe.  Nothing
+it prints is read as a result: the grader reads answer files only, and
+decodes them with the same strict wire module.  The template reports each
+child's exit status; the grader believes it only about that child.
 """
 
+import errno
 import importlib
 import io
 import json
 import os
 import resource
+import select
+import signal
+import socket
 import sys
 import traceback
 from typing import Any
@@ -160,18 +172,14 @@ def write_answer(workdir: str, rid: str, answer: dict[str, Any]) -> None:
     os.replace(tmp, path)
 
 
-def main() -> None:
-    drop_privileges(sys.argv[1:])
-    workdir = os.getcwd()
+def serve(workdir: str, notify_fd: int) -> None:
+    """Answer requests until stdin closes (a forked child's whole life)."""
     with open(os.path.join(workdir, "job.json"), encoding="utf-8") as f:
         job = json.load(f)
-    import_wire(job["library_paths"])
-    notify = os.fdopen(job["notify_fd"], "wb", buffering=0)
-    requests = sys.stdin.buffer
+    notify = os.fdopen(notify_fd, "wb", buffering=0)
+    requests = os.fdopen(0, "rb", closefd=False)
     sys.stdin = io.StringIO("")
     sys.path[:] = [job["submission"]] + sys.path
-    for name in job.get("preload", ()):
-        importlib.import_module(name)   # e.g. sympy, when the checks pass symbols
     child = Child(job)
     for line in requests:
         rid = line.strip().decode("ascii")
@@ -179,6 +187,197 @@ def main() -> None:
             request = json.load(f)
         write_answer(workdir, rid, child.handle(request))
         notify.write(b".")
+
+
+def apply_limits(limits: dict[str, int] | None) -> None:
+    """Lower this child's own limits (a fork starts its CPU count at zero)."""
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    if not limits:
+        return
+    for which, soft, hard in ((resource.RLIMIT_AS, limits["memory"], limits["memory"]),
+                              (resource.RLIMIT_CPU, limits["cpu"], limits["cpu"] + 2),
+                              (resource.RLIMIT_FSIZE, limits["fsize"], limits["fsize"]),
+                              (resource.RLIMIT_NPROC, limits["processes"], limits["processes"]),
+                              (resource.RLIMIT_CORE, 0, 0)):
+        _, current = resource.getrlimit(which)
+        if current != resource.RLIM_INFINITY:
+            soft, hard = min(soft, current), min(hard, current)
+        resource.setrlimit(which, (soft, hard))
+
+
+def forked_child(request: dict[str, Any], fds: list[int], control: socket.socket) -> None:
+    """In a fresh fork of the template: become one exercise's child; never returns."""
+    code = 0
+    try:
+        control.close()
+        os.setsid()
+        stdin_fd, notify_fd, console_fd = fds
+        os.dup2(stdin_fd, 0)
+        os.dup2(console_fd, 1)
+        os.dup2(console_fd, 2)
+        os.close(stdin_fd)
+        os.close(console_fd)
+        apply_limits(request.get("limits"))
+        workdir = request["workdir"]
+        os.chdir(workdir)
+        os.environ.update(HOME=workdir, TMPDIR=workdir)
+        if "tempfile" in sys.modules:
+            sys.modules["tempfile"].tempdir = None
+        serve(workdir, notify_fd)
+    except MemoryError:   # no traceback: printing it may need memory too
+        code = EXIT_OUT_OF_MEMORY
+    except BaseException:  # the grader sees the exit status; the console shows why
+        traceback.print_exc()
+        code = 1
+    finally:
+        os._exit(code)
+
+
+PR_SET_DUMPABLE, PR_SET_CHILD_SUBREAPER = 4, 36
+POLL_SECONDS = 0.05
+
+
+def _prctl(option: int, value: int) -> None:
+    import ctypes
+
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+
+
+class Template:
+    """Forks children on request, reaps them, reports their exits, kills strays.
+
+    Not dumpable: a child (same uid) can neither trace it nor read its memory.
+    A subreaper: what a child detaches comes back here and is killed.
+    """
+
+    def __init__(self, control: socket.socket):
+        self.control = control
+        self.children: dict[int, str] = {}   # pid -> request id
+        _prctl(PR_SET_DUMPABLE, 0)
+        _prctl(PR_SET_CHILD_SUBREAPER, 1)
+        # a child's exit wakes the loop at once (SIGCHLD writes to this pipe)
+        self.wakeup, self.wakeup_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+        signal.set_wakeup_fd(self.wakeup_w)
+        signal.signal(signal.SIGCHLD, lambda *_: None)
+
+    def run(self) -> None:
+        while True:
+            readable, _, _ = select.select([self.control, self.wakeup], [], [], POLL_SECONDS)
+            if self.wakeup in readable:
+                try:
+                    os.read(self.wakeup, 4096)
+                except BlockingIOError:
+                    pass
+            self.reap()
+            if self.control in readable:
+                try:
+                    data, fds, _, _ = socket.recv_fds(self.control, 65536, 4)
+                except OSError:
+                    data, fds = b"", []
+                if not data:
+                    return   # the grader is gone
+                self.handle(json.loads(data), fds)
+
+    def send(self, message: dict[str, Any]) -> None:
+        try:
+            self.control.send(json.dumps(message).encode())
+        except OSError:
+            os._exit(0)
+
+    def handle(self, request: dict[str, Any], fds: list[int]) -> None:
+        if request["op"] == "kill":
+            pid = next((p for p, i in self.children.items() if i == request["id"]), None)
+            if pid is not None:
+                _kill_group(pid)
+            return
+        for name in request.get("preload", ()):
+            importlib.import_module(name)   # once, here: the children share it
+        try:
+            pid = os.fork()
+        except OSError as exc:
+            for fd in fds:
+                os.close(fd)
+            self.send({"id": request["id"],
+                       "failed": "processes" if exc.errno == errno.EAGAIN else "fork"})
+            return
+        if pid == 0:
+            signal.set_wakeup_fd(-1)
+            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+            os.close(self.wakeup)
+            os.close(self.wakeup_w)
+            forked_child(request, fds, self.control)
+        for fd in fds:
+            os.close(fd)
+        self.children[pid] = request["id"]
+        self.send({"id": request["id"], "forked": True})
+
+    def reap(self) -> None:
+        ended = False
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                break
+            if pid == 0:
+                break
+            rid = self.children.pop(pid, None)
+            if rid is not None:
+                _kill_group(pid)   # what it left in its session
+                self.send({"id": rid, "exited": os.waitstatus_to_exitcode(status)})
+            ended = True
+        if ended:
+            self.kill_strays()
+
+    def kill_strays(self) -> None:
+        """Kill this process's children that are not the children it forked."""
+        me = str(os.getpid())
+        for _ in range(20):
+            strays = [pid for pid in _children_of(me) if pid not in self.children]
+            if not strays:
+                return
+            for pid in strays:
+                _kill_group(pid)
+                try:
+                    os.waitpid(pid, 0)
+                except ChildProcessError:
+                    pass
+
+
+def _kill_group(pid: int) -> None:
+    for kill in (os.killpg, os.kill):
+        try:
+            kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+def _children_of(parent: str) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat", "rb") as f:
+                    stat = f.read().decode("ascii", "replace")
+            except OSError:
+                continue
+            fields = stat[stat.rfind(")") + 2:].split()
+            if len(fields) > 1 and fields[1] == parent:
+                found.append(int(entry))
+    return found
+
+
+def main() -> None:
+    drop_privileges(sys.argv[1:])
+    with open("template.json", encoding="utf-8") as f:
+        settings = json.load(f)
+    import_wire(settings["library_paths"])
+    sys.stdin = io.StringIO("")
+    for name in settings.get("preload", ()):
+        importlib.import_module(name)
+    Template(socket.socket(fileno=settings["control_fd"])).run()
 
 
 if __name__ == "__main__":

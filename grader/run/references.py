@@ -19,11 +19,16 @@ from . import wire
 
 
 class Reference:
-    """Calls the reference (or a registered wrong version) of one exercise."""
+    """Calls the reference (or a registered wrong version) of one exercise.
+
+    Answers are remembered per (function, inputs): a watch loop or a class
+    computes each reference answer once, not once per grading.
+    """
 
     def __init__(self, exercise):
         self.exercise = exercise
         self._module = None
+        self._answers: dict[tuple[str, str], Any] = {}
 
     @property
     def available(self) -> bool:
@@ -45,6 +50,12 @@ class Reference:
     def call(self, name: str, args: Sequence[Any], kwargs: dict[str, Any], check: Check | None,
              purpose: str = "graded function") -> Any:
         """The plain-data answer of ``name``; its failure is a course error."""
+        key = (name, wire.dumps([list(args), kwargs]))
+        if key not in self._answers:
+            self._answers[key] = self._call(name, args, kwargs, check, purpose)
+        return self._answers[key]
+
+    def _call(self, name, args, kwargs, check, purpose):
         func = self.function(name, purpose)
         kwargs = {**_accepted(func, self.exercise.params), **kwargs}
         try:

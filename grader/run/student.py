@@ -1,14 +1,16 @@
 """One student module running in a child process, called through files.
 
-``RunFolder`` is one grading run's private folder (and its live children);
-``StudentProcess`` calls into one submission module: it starts its child
-lazily (or ahead, ``prestart``), restarts it after a hang or crash, and turns
-each call into a ``CallOutcome``.  The pieces under it:
+``RunFolder`` is one grading run's private folder, its sandboxed template
+and its live processes; ``StudentProcess`` calls into one submission module:
+it has the template fork its child lazily (or ahead, ``prestart``), forks
+again after a hang or crash, and turns each call into a ``CallOutcome``.
+The pieces under it:
 
-  run_outcome  Status, Crash, CallOutcome; validation of an answer file
-  run_channel  the request/answer files in the child's folder, the notify
-               pipe, the folder's disk cap
-  run_child    start/kill/wait one sandboxed child; why it died
+  outcome   Status, Crash, CallOutcome; validation of an answer file
+  channel   the request/answer files in the child's folder, the notify
+            pipe, the folder's disk cap
+  template  the run's one sandbox: a warm process that forks the children
+  child     start/kill/wait the template's process; why a process died
 
 A hang, crash or limit kills the whole process group; the next call starts a
 fresh child, so one bad call costs only its own check.  The child's exit code
@@ -29,8 +31,9 @@ from typing import Any
 from ..course.limits import Limits
 from . import sandbox, wire
 from .channel import Channel, Waited
-from .child import Child, Reaper
+from .child import Reaper
 from .outcome import CallOutcome, Crash, Status
+from .template import ForkedChild, Template, TemplateGone, fits
 
 __all__ = ["CallOutcome", "Crash", "RunFolder", "Status", "StudentProcess"]
 
@@ -45,7 +48,7 @@ class RunFolder:
     run's gid, mode 0750: the run's children can read the runtime files and the
     copy of the submission, no other user (another student's run) can enter.
     Closing it also releases the run's uid (kills what still runs as it).
-    ``reaper`` knows the run's live children.
+    ``reaper`` knows the run's live processes (its templates).
     """
 
     def __init__(self, plan=None):
@@ -57,11 +60,37 @@ class RunFolder:
         self.runtime.mkdir()
         for target, source in RUNTIME_FILES.items():
             shutil.copyfile(Path(__file__).with_name(source), self.runtime / target)
+        self.work = self.root / "work"    # the children's folders: one bind for all
+        self.work.mkdir()
         if self.identity is not None:
-            for path in (self.root, self.runtime, *self.runtime.iterdir()):
+            for path in (self.root, self.runtime, self.work, *self.runtime.iterdir()):
                 self._share(path)
         self._count = 0
-        self._staged = {}
+        self._staged: dict[str, str] = {}
+        self._templates: list[Template] = []
+
+    def write_shared(self, path: Path, data: bytes) -> None:
+        """A file the run's children may read and not change."""
+        path.write_bytes(data)
+        if self.identity is not None:
+            self._share(path)
+
+    def template(self, submission: str, public: list[str], limits: Limits,
+                 preload: tuple[str, ...] = ()) -> Template:
+        """A live template for this (staged) submission whose limits allow ``limits``."""
+        key = (submission, tuple(public))
+        for template in self._templates:
+            if template.key == key and fits(limits, template.limits) and template.alive():
+                return template
+        template = Template(self, submission, public, limits, preload)
+        self._templates.append(template)
+        return template
+
+    def warm(self, submission: str | Path, public: list[str], limits: Limits,
+             preload: tuple[str, ...] = ()) -> None:
+        """Start the template now, so its imports overlap the grader's own work."""
+        staged, *public_staged = self.stage(str(Path(submission).resolve()), *map(str, public))
+        self.template(staged, public_staged, limits, preload)
 
     def _share(self, path):
         """Root's, readable by the run's gid only (never writable by the child)."""
@@ -92,6 +121,14 @@ class RunFolder:
             self._staged[path] = str(target)
         return [str(files / p.lstrip(os.sep)) for p in real]
 
+    def restage(self) -> None:
+        """Bring the staged copies up to date in place (a watch loop's next grading):
+        the template's sandbox sees the same folders, now with the saved files."""
+        for source, target in self._staged.items():
+            _sync_tree(Path(source), Path(target))
+            for copied in [Path(target), *Path(target).rglob("*")]:
+                self._share(copied)
+
     def _make_parents(self, folder):
         missing = []
         while not folder.exists():
@@ -103,27 +140,58 @@ class RunFolder:
 
     def new_workdir(self) -> Path:
         self._count += 1
-        path = self.root / f"work-{self._count}"
+        path = self.work / str(self._count)
         path.mkdir(mode=0o700)
         if self.identity is not None:
             os.chown(path, self.identity.uid, self.identity.gid)
         return path
 
     def close(self) -> None:
+        for template in self._templates:
+            template.stop()
         self.plan.release()
         shutil.rmtree(self.root, ignore_errors=True)
+
+
+def _sync_tree(source, target):
+    """Make ``target`` a copy of ``source`` again, keeping its folders' inodes."""
+    wanted = {entry.name: _kind(entry) for entry in os.scandir(source)}
+    for entry in os.scandir(target):
+        if wanted.get(entry.name) != _kind(entry):
+            if entry.is_dir(follow_symlinks=False):
+                shutil.rmtree(entry.path)
+            else:
+                os.unlink(entry.path)
+    for entry in os.scandir(source):
+        dest = target / entry.name
+        if entry.is_dir(follow_symlinks=False) and dest.is_dir() and not dest.is_symlink():
+            _sync_tree(Path(entry.path), dest)
+        elif not dest.exists() and not dest.is_symlink():
+            _copy_entry(entry, dest)
+        elif entry.is_file(follow_symlinks=False) and not entry.is_symlink():
+            shutil.copyfile(entry.path, dest, follow_symlinks=False)
+
+
+def _kind(entry):
+    if entry.is_symlink():
+        return "link"
+    return "dir" if entry.is_dir(follow_symlinks=False) else "file"
 
 
 def _copy_tree(source, target):
     target.mkdir(mode=0o750)
     for entry in os.scandir(source):
-        dest = target / entry.name
-        if entry.is_symlink():
-            os.symlink(os.readlink(entry.path), dest)
-        elif entry.is_dir(follow_symlinks=False):
-            _copy_tree(Path(entry.path), dest)
-        elif entry.is_file(follow_symlinks=False):
-            shutil.copyfile(entry.path, dest, follow_symlinks=False)
+        _copy_entry(entry, target / entry.name)
+
+
+def _copy_entry(entry, dest):
+    """One entry of a staged folder: links kept as links, special files left out."""
+    if entry.is_symlink():
+        os.symlink(os.readlink(entry.path), dest)
+    elif entry.is_dir(follow_symlinks=False):
+        _copy_tree(Path(entry.path), dest)
+    elif entry.is_file(follow_symlinks=False):
+        shutil.copyfile(entry.path, dest, follow_symlinks=False)
 
 
 class StudentProcess:
@@ -139,7 +207,8 @@ class StudentProcess:
         self.public = tuple(str(p) for p in public)
         self.preload = tuple(preload)
         self.submission = str(Path(submission).resolve())
-        self.child = None     # run_child.Child while a child runs
+        self.child: ForkedChild | None = None   # while a child runs
+        self.template: Template | None = None
         self.channel = None   # run_channel.Channel to it
         self.workdir = None
         self.restarts = 0
@@ -151,34 +220,36 @@ class StudentProcess:
 
     @property
     def proc(self) -> subprocess.Popen | None:
-        """The running child's Popen, or None."""
-        return self.child.popen if self.child is not None else None
+        """While a child runs, the Popen of the sandboxed template it was forked from."""
+        return self.template.process.popen if self.child is not None else None
 
     # ------------------------------------------------------------ lifecycle
     def _start(self):
         submission, *public = self.folder.stage(self.submission, *self.public)
+        self.template = self.folder.template(submission, public, self.limits, self.preload)
         self.workdir = self.folder.new_workdir()
         disk_cap = None if self.level == "none" else \
             self.limits.tmp + sandbox.file_size_cap(self.limits)
         channel = Channel(self.workdir, self.folder.identity, disk_cap)
+        stdin_r, stdin_w = os.pipe()
         try:
             job = {"submission": submission, "module": self.module,
-                   "output_limit": self.limits.output, "answer_limit": self.limits.answer,
-                   "library_paths": sandbox.library_paths(), "notify_fd": channel.notify_w,
-                   "preload": list(self.preload)}
+                   "output_limit": self.limits.output, "answer_limit": self.limits.answer}
             channel.write_new("job.json", json.dumps(job).encode())
-            argv = sandbox.command(self.plan, str(self.folder.runtime / "_attn_grade_child.py"),
-                                   str(self.workdir), submission, str(self.folder.runtime),
-                                   self.limits, public)
-            with open(self.workdir / "console.log", "wb") as console:
-                self.child = Child.start(
-                    argv, self.workdir, console, sandbox.child_env(str(self.workdir)),
-                    sandbox.preexec(self.plan, self.limits), (channel.notify_w,),
-                    self.level, self.limits, self.folder.reaper)
+            console = os.open(self.workdir / "console.log",
+                              os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+            try:
+                self.child = self.template.fork(self.workdir, self.limits, self.preload,
+                                                stdin_r, channel.notify_w, console)
+            finally:
+                os.close(console)
+                os.close(stdin_r)
         except BaseException:
+            os.close(stdin_w)
             channel.close()
             shutil.rmtree(self.workdir, ignore_errors=True)
             raise
+        self.child.stdin = os.fdopen(stdin_w, "wb")
         channel.attach(self.child.stdin)
         self.channel = channel
 
@@ -216,6 +287,9 @@ class StudentProcess:
             except BlockingIOError:   # RLIMIT_NPROC: the run's uid has too many processes
                 self._pending_load = CallOutcome.crashed(
                     Crash.over_limit("processes", self.limits.processes))
+                return
+            except TemplateGone:      # killed by the student: the next start makes a new one
+                self._pending_load = CallOutcome.crashed(Crash.by_signal("SIGKILL"))
                 return
             self._pending_load = self._send({"op": "load"})
 

@@ -1,0 +1,186 @@
+"""The speed figures of issue 15, each beside the import floor measured in the same run.
+
+    python bench/speed.py [--repeat 5] [--students 20] [--saves 20] [--only NAME ...]
+
+Figures (names for --only): floor, day3, exercise, class, watch, rss, devcheck.
+  floor     python -c "import numpy, sympy, pytest, click, yaml", best of --repeat
+  day3      attn-grade day3 --json on the reference solutions, cold process, median
+  exercise  the same with --exercise attention
+  class     grade-all --jobs 2 on --students correct day3 submissions: seconds per
+            student (every student must score full marks)
+  watch     attn-grade watch day3: median seconds from a save to the redrawn verdict
+  rss       peak resident memory of one grade-worker after grading the class
+  devcheck  attn-grade dev check of every set
+Targets (issue 15): day3 <= 1.5x floor, exercise <= 1.0x, class <= 0.25x per student,
+watch <= 0.2 s, rss <= 150 MB, devcheck <= 10 s.
+"""
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+GRADER = [sys.executable, "-m", "grader"]
+FLOOR = [sys.executable, "-c", "import numpy, sympy, pytest, click, yaml"]
+
+
+def timed(argv, **kwargs):
+    start = time.perf_counter()
+    proc = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, **kwargs)
+    elapsed = time.perf_counter() - start
+    if proc.returncode != 0:
+        sys.exit(f"{' '.join(map(str, argv))} failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
+    return elapsed, proc
+
+
+def floor(repeat):
+    return min(timed(FLOOR)[0] for _ in range(repeat))
+
+
+def grade_day3(repeat, *extra):
+    argv = [*GRADER, "day3", "--submission", "solutions/day3", "--json", *extra]
+    timed(argv)   # the spec cache and the file cache, as a student's second run has them
+    times = []
+    for _ in range(repeat):
+        elapsed, proc = timed(argv)
+        doc = json.loads(proc.stdout)
+        assert doc["score"] == doc["max_score"], doc["score"]
+        times.append(elapsed)
+    return statistics.median(times)
+
+
+def make_class(folder, count):
+    """``count`` correct day3 submissions, each answering its own student's variants."""
+    sys.path.insert(0, str(ROOT))
+    from grader.course import loader
+    from grader.course.spec import Course
+    from grader.run.references import Reference
+
+    exercises = loader.load_set(Course(ROOT), "day3").exercises
+    for i in range(count):
+        student = f"s{i:03d}"
+        target = folder / student
+        target.mkdir(parents=True)
+        for exercise in exercises:
+            shutil.copy(ROOT / "solutions" / "day3" / exercise.file, target / exercise.file)
+        for exercise in exercises:
+            mine = exercise.for_student(student)
+            if not mine.params:
+                continue
+            with open(target / exercise.file, "a", encoding="utf-8") as f:
+                for check in mine.checks:
+                    if check.args or check.kwargs or check.hidden:
+                        continue
+                    value = Reference(mine).call(check.function, (), {}, check)
+                    value = value.tolist() if hasattr(value, "tolist") else value
+                    f.write(f"\n\ndef {check.function}():\n    return {value!r}\n")
+
+
+def grade_class(tmp, count):
+    make_class(tmp / "class", count)
+    elapsed, _ = timed([*GRADER, "grade-all", "day3", str(tmp / "class"), "-o",
+                        str(tmp / "out"), "--jobs", "2"])
+    for path in (tmp / "out" / "results").glob("*.json"):
+        doc = json.loads(path.read_text())
+        assert doc["score"] == doc["max_score"], (path.name, doc["score"])
+    return elapsed / count
+
+
+def worker_rss(tmp):
+    """Peak RSS (VmHWM) of one grade-worker that graded every student of the class."""
+    worker = subprocess.Popen([*GRADER, "grade-worker"], cwd=ROOT, stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        for student in sorted((tmp / "class").iterdir()):
+            worker.stdin.write(json.dumps(["day3", "--course", str(ROOT), "--submission",
+                                           str(student), "--json", "--student",
+                                           student.name]) + "\n")
+            worker.stdin.flush()
+            answer = json.loads(worker.stdout.readline())
+            assert answer["document"]["score"] == answer["document"]["max_score"]
+        status = Path(f"/proc/{worker.pid}/status").read_text()
+        return int(next(line.split()[1] for line in status.splitlines()
+                        if line.startswith("VmHWM:"))) / 1024
+    finally:
+        worker.stdin.close()
+        worker.wait()
+
+
+def watch(tmp, saves):
+    """Median seconds from writing a stub file to the end of the redrawn screen."""
+    work = tmp / "watch"
+    shutil.copytree(ROOT / "exercises" / "day3", work)
+    solution = (ROOT / "solutions" / "day3" / "temperature.py").read_text()
+    proc = subprocess.Popen([*GRADER, "watch", "day3", "--submission", str(work), "--lang",
+                             "en"], cwd=ROOT, stdout=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    times = []
+    try:
+        _read_until(proc, "watching")
+        for i in range(saves + 1):
+            start = time.perf_counter()
+            (work / "temperature.py").write_text(solution + f"\n# save {i}\n")
+            _read_until(proc, "waiting for the next save")
+            if i:   # the first grading also computes the reference answers
+                times.append(time.perf_counter() - start)
+    finally:
+        proc.terminate()
+        proc.wait()
+    return statistics.median(times)
+
+
+def _read_until(proc, marker):
+    for line in proc.stdout:
+        if marker in line:
+            return
+    sys.exit(f"watch ended before printing {marker!r}")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--students", type=int, default=20)
+    parser.add_argument("--saves", type=int, default=20)
+    parser.add_argument("--only", nargs="*", default=None)
+    args = parser.parse_args()
+    want = set(args.only or ["day3", "exercise", "class", "watch", "rss", "devcheck"])
+    base = floor(args.repeat)
+    print(f"import floor: {base:.3f} s (best of {args.repeat})")
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="attn-grade-bench-") as tmp:
+        tmp = Path(tmp)
+        if "day3" in want:
+            t = grade_day3(args.repeat)
+            rows.append(("day3, cold, correct", f"{t:.3f} s", f"{t / base:.2f}x", "<= 1.5x"))
+        if "exercise" in want:
+            t = grade_day3(args.repeat, "--exercise", "attention")
+            rows.append(("one exercise (attention)", f"{t:.3f} s", f"{t / base:.2f}x",
+                         "<= 1.0x"))
+        if want & {"class", "rss"}:
+            t = grade_class(tmp, args.students)
+            rows.append((f"grade-all --jobs 2, {args.students} students", f"{t:.3f} s/student",
+                         f"{t / base:.2f}x", "<= 0.25x"))
+        if "rss" in want:
+            rows.append(("grade-worker peak RSS", f"{worker_rss(tmp):.0f} MB", "", "<= 150 MB"))
+        if "watch" in want:
+            t = watch(tmp, args.saves)
+            rows.append((f"watch, save to verdict (median of {args.saves})", f"{t * 1000:.0f} ms",
+                         "", "<= 200 ms"))
+        if "devcheck" in want:
+            t, _ = timed([*GRADER, "dev", "check"])
+            rows.append(("dev check, both sets", f"{t:.1f} s", "", "<= 10 s"))
+    width = max(len(r[0]) for r in rows)
+    for name, value, ratio, target in rows:
+        print(f"{name:<{width}}  {value:>14}  {ratio:>7}  target {target}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,124 @@
+"""Loaded sets kept on disk, so a grading reads one file instead of parsing YAML.
+
+The key is a hash of everything a load depends on: the grader's version and
+its course-loading code, the Python, the course's folder (the spec holds its
+paths), the seed offset, and the files of the
+set (the contents of every YAML and data file under exercises/SET and
+solutions/SET, the names of the Python files there; a student editing a stub
+in place does not invalidate it).  A changed file makes a new key.
+
+The course is trusted data, so the entries are pickles; that is safe only
+because nobody else can write them: the folder is the grader user's own
+(0700) and an entry that is not a regular file of this user, writable by
+no one else, is ignored.  Each exercise is pickled on its own, so grading
+one exercise unpickles (and imports) only what that exercise needs.
+"""
+
+import dataclasses
+import hashlib
+import os
+import pickle
+import stat
+import sys
+import tempfile
+from collections.abc import Callable, Collection
+from pathlib import Path
+from typing import Any
+
+SKIPPED_FOLDERS = {"__pycache__", ".attn-grade", ".ipynb_checkpoints"}
+ENV_SWITCH = "ATTN_GRADE_SPEC_CACHE"   # "off": always parse
+
+
+def folder() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "attn-grade" / "specs"
+
+
+def key(course_root: Path, set_id: str, seed_offset: int) -> str:
+    """The hash that names the cache entry of one loaded set."""
+    from .. import __version__
+
+    digest = hashlib.sha256()
+    for part in (__version__, sys.version, str(course_root.resolve()), set_id, str(seed_offset)):
+        digest.update(part.encode() + b"\0")
+    code = Path(__file__).parent
+    for path in sorted(code.glob("*.py")):
+        info = path.stat()
+        digest.update(f"{path.name}:{info.st_size}:{info.st_mtime_ns}\0".encode())
+    for top in (course_root / "exercises" / set_id, course_root / "solutions" / set_id):
+        for path in _files(top):
+            digest.update(str(path.relative_to(course_root)).encode() + b"\0")
+            if path.suffix != ".py":
+                digest.update(hashlib.sha256(path.read_bytes()).digest())
+    return digest.hexdigest()
+
+
+def _files(top: Path) -> list[Path]:
+    found = []
+    for here, dirs, files in os.walk(top):
+        dirs[:] = sorted(d for d in dirs if d not in SKIPPED_FOLDERS and not d.startswith("."))
+        found += [Path(here) / f for f in sorted(files) if not f.startswith(".")]
+    return found
+
+
+def read(name: str) -> dict[str, Any] | None:
+    """The entry, if it is there and safely ours; None otherwise."""
+    path = folder() / name
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as f:
+        if not _ours(os.fstat(f.fileno())) or not _ours(os.stat(path.parent)):
+            return None
+        try:
+            entry = pickle.load(f)
+        except Exception:   # a torn or stale entry is a miss, never an error
+            return None
+    return entry if isinstance(entry, dict) else None
+
+
+def _ours(info: os.stat_result) -> bool:
+    return info.st_uid == os.geteuid() and not info.st_mode & 0o022 and \
+        (stat.S_ISREG(info.st_mode) or stat.S_ISDIR(info.st_mode))
+
+
+def write(name: str, entry: dict[str, Any]) -> None:
+    """Store an entry atomically; a cache that cannot be written is no cache."""
+    try:
+        target = folder()
+        target.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=target, prefix=".tmp-")
+        with os.fdopen(fd, "wb") as f:
+            pickle.dump(entry, f, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp, target / name)
+    except OSError:
+        pass
+
+
+def cached(course_root: Path, set_id: str, seed_offset: int,
+           load: Callable[[], Any], only: Collection[str] | None) -> tuple[Any, list[str]]:
+    """(the set ``load()`` would give, the ids of all its exercises), from the
+    cache when it can be.  ``only``: the exercises to keep (and unpickle)."""
+    if os.environ.get(ENV_SWITCH) == "off":
+        return _only(load(), only)
+    name = key(course_root, set_id, seed_offset)
+    entry = read(name)
+    if entry is None:
+        loaded = load()
+        write(name, {"set": dataclasses.replace(loaded, exercises=()),
+                     "exercises": [(e.id, pickle.dumps(e, pickle.HIGHEST_PROTOCOL))
+                                   for e in loaded.exercises]})
+        return _only(loaded, only)
+    exercises = tuple(pickle.loads(blob) for ex_id, blob in entry["exercises"]
+                      if only is None or ex_id in only)
+    return (dataclasses.replace(entry["set"], exercises=exercises),
+            [ex_id for ex_id, _ in entry["exercises"]])
+
+
+def _only(loaded: Any, only: Collection[str] | None) -> tuple[Any, list[str]]:
+    ids = [e.id for e in loaded.exercises]
+    if only is not None:
+        loaded = dataclasses.replace(loaded, exercises=tuple(e for e in loaded.exercises
+                                                             if e.id in only))
+    return loaded, ids

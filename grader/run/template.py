@@ -1,0 +1,213 @@
+"""The run's warm template, seen from the grader: one sandbox, a fork per exercise.
+
+Starting bubblewrap, Python and numpy costs far more than a check, so a run
+starts one sandboxed template (``child_main``) and asks it over a Unix
+socket for a fresh fork per student process.  Each fork gets its own
+session, work folder, limits and pipes (passed as descriptors), so one
+exercise's child cannot leave anything in the next one's.
+
+The template runs as the student's uid: what it reports (a fork, an exit
+status) is believed only about that student's own children, every wait has
+a deadline, and a template that stops answering is killed with its whole
+sandbox; the next start gets a new one.
+"""
+
+import dataclasses
+import json
+import select
+import socket
+import time
+from pathlib import Path
+from typing import IO, Any
+
+from ..course.limits import Limits
+from . import sandbox
+from .child import Child, diagnose
+from .outcome import Crash
+
+ANSWER_SECONDS = 5.0        # for a fork or a kill; the template does nothing else
+# The process limit counts a uid's processes; the template is one of them but
+# not the student's: every limit it and its children get allows one more.
+OWN_PROCESSES = 1
+MESSAGE_BYTES = 4096
+
+
+class TemplateGone(Exception):
+    """The template died or stopped answering; its children are gone with it."""
+
+
+def widest(*limits: Limits) -> Limits:
+    """Field by field the largest of several limits: what a template must allow."""
+    fields = [f.name for f in dataclasses.fields(Limits)]
+    return Limits(**{name: max(getattr(lim, name) for lim in limits) for name in fields})
+
+
+def fits(limits: Limits, within: Limits) -> bool:
+    return widest(limits, within) == within
+
+
+class Template:
+    """One sandboxed template process of a run, for one submission."""
+
+    def __init__(self, folder: Any, submission: str, public: list[str], limits: Limits,
+                 preload: tuple[str, ...] = ()):
+        self.folder, self.limits = folder, limits
+        self.key = (submission, tuple(public))
+        self.preloaded = {"numpy", *preload}
+        self.exits: dict[str, int] = {}
+        self._replies: dict[str, dict[str, Any]] = {}
+        self.dead = False
+        self._count = 0
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self.sock = ours
+        try:
+            settings = {"library_paths": sandbox.library_paths(), "control_fd": theirs.fileno(),
+                        "preload": sorted(self.preloaded)}
+            folder.write_shared(folder.work / "template.json", json.dumps(settings).encode())
+            own = dataclasses.replace(limits, processes=limits.processes + OWN_PROCESSES)
+            argv = sandbox.command(folder.plan, str(folder.runtime / "_attn_grade_child.py"),
+                                   str(folder.work), submission, str(folder.runtime), own,
+                                   public)
+            with open(folder.root / "template.log", "wb") as console:
+                self.process = Child.start(
+                    argv, folder.work, console, sandbox.child_env(str(folder.work)),
+                    sandbox.preexec(folder.plan, own), (theirs.fileno(),),
+                    folder.plan.level, limits, folder.reaper)
+        except BaseException:
+            ours.close()
+            raise
+        finally:
+            theirs.close()
+
+    def alive(self) -> bool:
+        return not self.dead and not self.process.exited()
+
+    def fork(self, workdir: Path, limits: Limits, preload: tuple[str, ...],
+             stdin: int, notify: int, console: int) -> "ForkedChild":
+        """A new child in ``workdir``; TemplateGone if the template cannot make one.
+
+        A fork the run's uid may not make (too many processes) comes back as a
+        ForkedChild that has already crashed over the processes limit.
+        """
+        self._count += 1
+        rid = str(self._count)
+        request = {"op": "fork", "id": rid, "workdir": str(workdir),
+                   "preload": [name for name in preload if name not in self.preloaded],
+                   "limits": None if self.folder.plan.level == "none" else {
+                       "memory": limits.memory, "cpu": max(1, int(-(-limits.cpu // 1))),
+                       "fsize": sandbox.file_size_cap(limits),
+                       "processes": limits.processes + OWN_PROCESSES}}
+        self.preloaded.update(preload)
+        self._send(request, [stdin, notify, console])
+        seconds = ANSWER_SECONDS + (limits.import_time if request["preload"] else 0)
+        reply = self._wait(lambda: self._replies.get(rid), seconds)
+        if reply is None:
+            self.stop()
+            raise TemplateGone("the template did not answer a fork")
+        child = ForkedChild(self, rid, limits)
+        if reply.get("failed") == "processes":
+            child.refused = Crash.over_limit("processes", limits.processes)
+        elif "forked" not in reply:
+            self.stop()
+            raise TemplateGone("the template could not fork")
+        return child
+
+    def kill(self, rid: str) -> None:
+        """Kill one child (its whole session); stop the template if it does not confirm."""
+        if self.dead or rid in self.exits:
+            return
+        try:
+            self._send({"op": "kill", "id": rid})
+        except TemplateGone:
+            return
+        if self._wait(lambda: rid in self.exits, ANSWER_SECONDS) is None:
+            self.stop()
+
+    def stop(self) -> None:
+        """Kill the template and everything in its sandbox."""
+        if not self.dead:
+            self.dead = True
+            self.process.kill()
+            self.sock.close()
+
+    # ------------------------------------------------------------ messages
+    def poll(self) -> None:
+        """Read whatever the template has said; notice its death."""
+        if self.dead:
+            return
+        while True:
+            try:
+                data = self.sock.recv(MESSAGE_BYTES, socket.MSG_DONTWAIT)
+            except BlockingIOError:
+                return
+            except OSError:
+                data = b""
+            if not data:
+                self.stop()
+                return
+            self._take(data)
+
+    def _take(self, data: bytes) -> None:
+        """One message: only an id it was given and a small integer are kept."""
+        try:
+            message = json.loads(data)
+            rid = message["id"]
+        except (ValueError, TypeError, KeyError, RecursionError):
+            return
+        if not isinstance(rid, str) or not rid.isdigit() or int(rid) > self._count:
+            return
+        code = message.get("exited")
+        if type(code) is int and -64 < code < 256:
+            self.exits[rid] = code
+        elif "exited" not in message:
+            self._replies[rid] = {k: v for k, v in message.items() if k in ("forked", "failed")}
+
+    def _send(self, message: dict[str, Any], fds: list[int] | None = None) -> None:
+        try:
+            socket.send_fds(self.sock, [json.dumps(message).encode()], fds or [])
+        except OSError:
+            self.stop()
+            raise TemplateGone("the template is gone") from None
+
+    def _wait(self, done, seconds: float):
+        """``done()`` once true, or None after ``seconds`` or the template's death."""
+        deadline = time.monotonic() + seconds
+        while True:
+            self.poll()
+            result = done()
+            if result or self.dead:
+                return result or None
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return None
+            select.select([self.sock], [], [], min(remaining, 0.05))
+
+
+class ForkedChild:
+    """One child forked by the template: what StudentProcess needs of a process."""
+
+    def __init__(self, template: Template, rid: str, limits: Limits):
+        self.template, self.rid, self.limits = template, rid, limits
+        self.refused: Crash | None = None
+        self.stdin: IO[bytes] | None = None
+
+    def exited(self) -> bool:
+        if self.refused is not None:
+            return True
+        self.template.poll()
+        return self.rid in self.template.exits or self.template.dead
+
+    def kill(self) -> None:
+        if self.refused is None:
+            self.template.kill(self.rid)
+
+    def crash(self) -> Crash:
+        """Why the child died: its exit status as the template saw it."""
+        if self.refused is not None:
+            return self.refused
+        self.template._wait(lambda: self.rid in self.template.exits, ANSWER_SECONDS)
+        code = self.template.exits.get(self.rid)
+        if code is None:   # the sandbox itself ended (or was ended)
+            return Crash.by_signal("SIGKILL")
+        return diagnose(code, "process", self.limits)
+
