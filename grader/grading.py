@@ -83,7 +83,7 @@ def grade_set(exercise_set: ExerciseSet, submission: str | Path, level: str,
                 folder, submission, exercise.module, limits, level,
                 public=[exercise_set.exercises_dir], preload=_preload(exercise))
         if processes:
-            folder.warm(submission, [exercise_set.exercises_dir],
+            folder.warm(submission, [str(exercise_set.exercises_dir)],
                         widest(*(p.limits for p in processes.values())))
         for exercise in exercises:
             process = processes[exercise.id]

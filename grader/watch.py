@@ -76,7 +76,7 @@ def watch(exercise_set: ExerciseSet, folder: Path, level: str, lang: str,
     run_folder = RunFolder(sandbox.plan(level, exercise_set.solutions_dir))
     warm = Warm(run_folder)
     try:
-        run_folder.warm(folder, [exercise_set.exercises_dir],
+        run_folder.warm(folder, [str(exercise_set.exercises_dir)],
                         widest(*(e.limits for e in exercise_set.exercises)))
         while True:
             time.sleep(POLL_SECONDS)

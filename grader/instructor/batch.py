@@ -60,13 +60,15 @@ class Worker:
         with open(log, "ab") as err:
             self.proc = subprocess.Popen(grader_argv("grade-worker"), stdin=subprocess.PIPE,
                                          stdout=subprocess.PIPE, stderr=err, cwd=cwd)
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.stdin, self.stdout = self.proc.stdin, self.proc.stdout
         self._buffer = b""
 
     def grade(self, args: Sequence[str], timeout: float) -> RunOutput:
         """Grade one command line; a dead or overrunning worker is a failed row."""
         try:
-            self.proc.stdin.write(json.dumps(list(args)).encode() + b"\n")
-            self.proc.stdin.flush()
+            self.stdin.write(json.dumps(list(args)).encode() + b"\n")
+            self.stdin.flush()
             line = self._read_line(time.monotonic() + timeout)
         except (BrokenPipeError, OSError):
             line = None
@@ -79,7 +81,7 @@ class Worker:
         return answer["code"], answer["document"], answer["stderr"]
 
     def _read_line(self, deadline: float) -> bytes | None:
-        fd = self.proc.stdout.fileno()
+        fd = self.stdout.fileno()
         while b"\n" not in self._buffer:
             remaining = deadline - time.monotonic()
             if remaining <= 0 or not select.select([fd], [], [], remaining)[0]:
@@ -104,7 +106,7 @@ class Worker:
         if self.proc.poll() is None:
             self.proc.kill()
         self.proc.wait()
-        for pipe in (self.proc.stdin, self.proc.stdout):
+        for pipe in (self.stdin, self.stdout):
             try:
                 pipe.close()
             except OSError:

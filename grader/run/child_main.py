@@ -221,8 +221,8 @@ def forked_child(request: dict[str, Any], fds: list[int], control: socket.socket
         workdir = request["workdir"]
         os.chdir(workdir)
         os.environ.update(HOME=workdir, TMPDIR=workdir)
-        if "tempfile" in sys.modules:
-            sys.modules["tempfile"].tempdir = None
+        if "tempfile" in sys.modules:   # numpy imported it: forget the template's folder
+            setattr(sys.modules["tempfile"], "tempdir", None)
         serve(workdir, notify_fd)
     except MemoryError:   # no traceback: printing it may need memory too
         code = EXIT_OUT_OF_MEMORY
@@ -255,6 +255,7 @@ class Template:
 
     def __init__(self, control: socket.socket):
         self.control = control
+        self.control_fd = control.fileno()
         self.children: dict[int, str] = {}   # pid -> request id
         _prctl(PR_SET_DUMPABLE, 0)
         _prctl(PR_SET_CHILD_SUBREAPER, 1)
@@ -265,14 +266,14 @@ class Template:
 
     def run(self) -> None:
         while True:
-            readable, _, _ = select.select([self.control, self.wakeup], [], [], POLL_SECONDS)
+            readable, _, _ = select.select([self.control_fd, self.wakeup], [], [], POLL_SECONDS)
             if self.wakeup in readable:
                 try:
                     os.read(self.wakeup, 4096)
                 except BlockingIOError:
                     pass
             self.reap()
-            if self.control in readable:
+            if self.control_fd in readable:
                 try:
                     data, fds, _, _ = socket.recv_fds(self.control, 65536, 4)
                 except OSError:

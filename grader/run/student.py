@@ -208,9 +208,9 @@ class StudentProcess:
         self.preload = tuple(preload)
         self.submission = str(Path(submission).resolve())
         self.child: ForkedChild | None = None   # while a child runs
+        self.channel: Channel | None = None
         self.template: Template | None = None
-        self.channel = None   # run_channel.Channel to it
-        self.workdir = None
+        self.workdir: Path | None = None
         self.restarts = 0
         self.load_failure = None
         self._next_id = 0
@@ -221,7 +221,9 @@ class StudentProcess:
     @property
     def proc(self) -> subprocess.Popen | None:
         """While a child runs, the Popen of the sandboxed template it was forked from."""
-        return self.template.process.popen if self.child is not None else None
+        if self.child is None or self.template is None:
+            return None
+        return self.template.process.popen
 
     # ------------------------------------------------------------ lifecycle
     def _start(self):
@@ -258,9 +260,11 @@ class StudentProcess:
         if self.child is None:
             return
         self.child.kill()
-        self.channel.close()
+        if self.channel is not None:
+            self.channel.close()
         self.child = self.channel = None
-        shutil.rmtree(self.workdir, ignore_errors=True)
+        if self.workdir is not None:
+            shutil.rmtree(self.workdir, ignore_errors=True)
 
     # ------------------------------------------------------------ calls
     def call(self, function: str, args: Sequence[Any] = (),
