@@ -18,7 +18,8 @@ def gei_le_rows():
 
     EN: Tokens in order 小明, 把, 苹果, 给了, 小王; scores 1.84, -1.04, 2.2, -1.2, 2.04
     (already divided by √4). Columns follow the token order.
-    中文：token 依次为 小明、把、苹果、给了、小王；分数 1.84、-1.04、2.2、-1.2、2.04（已经除过 √4）。
+    中文：token 依次为 小明、把、苹果、给了、小王；
+    分数 1.84、-1.04、2.2、-1.2、2.04（已经除过 √4）。
     第一行不加掩码，第二行加因果掩码；列按 token 顺序。
     """
     raise NotImplementedError

@@ -17,6 +17,7 @@ def q7_contributions():
 
     EN: q3=[0,2]; k1=[1,0], k2=[0,1], k3=[1,0]; v1=[2,0], v2=[0,2], v3=[4,4]; no scaling.
     Return a 3×2 array: row j is token j's weight times its v.
-    中文：自测第 7 题（q3=[0,2]，k、v 如上，不缩放）。返回 3×2 数组：第 j 行是 token j 的权重乘以它的 v。
+    中文：自测第 7 题（q3=[0,2]，k、v 如上，不缩放）。
+    返回 3×2 数组：第 j 行是 token j 的权重乘以它的 v。
     """
     raise NotImplementedError
