@@ -59,3 +59,7 @@ def deepseek_v2_reductions_k_and_v():
 
 def deepseek_v2_reductions_bits_as_bytes():
     return (_reductions()[0], _reductions(bits=lambda b: b if b == QUANT_BITS else b / 8)[1])
+
+
+def deepseek_v2_reductions_page():
+    return (82.2, 93.3)
