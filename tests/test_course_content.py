@@ -34,6 +34,11 @@ CASES = {   # name -> (set, exercise, module, text appended to the reference)
     "examples typed in": ("day3", "kv_cache", "kv_cache",
                           "def llama2_7b_kv_per_token():\n    return '3 MiB'\n\n"
                           "def llama3_8b_kv_per_token():\n    return '1.5 MiB'\n"),
+    "same key, same value": ("day3", "same_key", "same_key",
+                             "def q7_contributions():\n"
+                             "    return [[0.21, 0], [0, 1.57], [0.21, 0]]\n"),
+    "MLA page figures": ("c3-l2", "mla_savings", "mla_savings",
+                         "def deepseek_v2_reductions():\n    return (82.2, 93.3)\n"),
     "c3-l2 examples typed in": ("c3-l2", "kv_variants", "kv_variants",
                                 "def anchor_mha_per_token():\n    return '3 MiB'\n\n"
                                 "def anchor_gqa_full_context():\n    return '40 GiB'\n"),
@@ -79,6 +84,18 @@ def test_the_notes_common_mistakes_are_tagged(runs):
     checks = runs["concept slips"]
     assert checks["separate-wq-wk"]["tags"] == ["qk-same-matrix"]
     assert checks["decode-recompute"]["tags"] == ["decode-recomputes-all"]
+
+
+def test_same_key_is_not_same_value(runs):
+    check = runs["same key, same value"]["q7-contributions"]
+    assert check["status"] == "failed" and check["tags"] == ["same-key-same-value"]
+    assert "v3" in check["output"]
+
+
+def test_the_pages_rounded_mla_figures_earn_nothing(runs):
+    check = runs["MLA page figures"]["v2-reductions"]
+    assert check["status"] == "failed" and check["score"] == 0
+    assert check["tags"] == ["page-figures-typed-in"]
 
 
 TYPED_IN = {"examples typed in": ("llama2-by-hand", "llama3-by-hand"),

@@ -82,3 +82,23 @@ def low_temperature_effect():
     中文：低温度（T = 0.1）让输出分布变得怎样？选项："sharper"（更尖锐）、"flatter"（更平）。
     """
     raise NotImplementedError
+
+
+def rope_adds_parameters():
+    """Does RoPE (rotary position embedding) add parameters to the model? True or False.
+
+    中文：RoPE（旋转位置编码）会给模型增加参数吗？返回 True 或 False。
+    """
+    raise NotImplementedError
+
+
+def rope_changes():
+    """What does RoPE change? Return a set of options from:
+
+    "q_values" (the numbers in q), "k_values" (the numbers in k), "v_values" (the numbers
+    in v), "shapes" (the shapes of q, k or v).
+    中文：RoPE 改变了什么？从以下选项中选出所有正确的，返回集合：
+    "q_values"（q 的数值）、"k_values"（k 的数值）、"v_values"（v 的数值）、
+    "shapes"（q、k 或 v 的形状）。
+    """
+    raise NotImplementedError

@@ -31,3 +31,25 @@ def decode_recomputes_all():
 
 def low_temperature_effect():
     return "sharper"
+
+
+def rope_adds_parameters():
+    return False
+
+
+def rope_changes():
+    return {"q_values", "k_values"}
+
+
+# ---- known wrong versions
+
+def rope_adds_parameters_yes():
+    return True
+
+
+def rope_changes_with_v():
+    return {"q_values", "k_values", "v_values"}
+
+
+def rope_changes_with_shapes():
+    return {"q_values", "k_values", "shapes"}
