@@ -85,13 +85,17 @@ def grade_set(exercise_set: ExerciseSet, submission: str | Path, level: str,
         if processes:
             folder.warm(submission, [str(exercise_set.exercises_dir)],
                         widest(*(p.limits for p in processes.values())))
+        pending = []   # every exercise's answers, judged in one fork below
         for exercise in exercises:
             process = processes[exercise.id]
             _prestart_next(exercises, processes, exercise)
-            graded[exercise.id] = _with_hidden_proof(
-                _yaml_checks(exercise, process, warm.reference(exercise)))
+            graded[exercise.id] = _yaml_checks(exercise, process, warm.reference(exercise),
+                                               pending)
             if not exercise.test_files:
                 process.close()
+        _judge(pending, graded, max((p.limits.time for p in processes.values()), default=0))
+        for exercise in exercises:
+            graded[exercise.id] = _with_hidden_proof(graded[exercise.id])
         budget = max((p.limits.time for p in processes.values()), default=0) + JUDGE_MARGIN
         for exercise, result, points in hidden_tests.run(exercises, processes, budget):
             graded[exercise.id].append((_with_substance(result, graded[exercise.id]), points))
@@ -130,11 +134,12 @@ def _preload(exercise):
     return ("sympy",) if symbolic else ()
 
 
-def _yaml_checks(exercise, process, reference):
-    """(CheckResult, points) for each YAML check of one exercise."""
+def _yaml_checks(exercise, process, reference, pending):
+    """(CheckResult, points) for each YAML check of one exercise; a None result is
+    to be judged: its (exercise id, slot, judge arguments) are added to ``pending``."""
     limits = process.limits
     exercise = _with_limits(exercise, limits)
-    cache, out, pending = {}, [], []
+    cache, out = {}, []
     for check in exercise.checks:
         expected = check.expect if check.has_expect else reference.call(
             check.function, check.args, check.kwargs, check)
@@ -148,13 +153,18 @@ def _yaml_checks(exercise, process, reference):
             out.append((_failed(exercise, check, lines), check.points))
             continue
         wrong = list(_wrong_answers(exercise, check, reference))
-        pending.append((len(out), (check, exercise, outcome, expected, wrong)))
+        pending.append((exercise.id, len(out), (check, exercise, outcome, expected, wrong)))
         out.append((None, check.points))
-    for index, result in judge_bounded([job for _, job in pending],
-                                       limits.time + JUDGE_MARGIN):
-        slot = pending[index][0]
-        out[slot] = (result, out[slot][1])
     return out
+
+
+def _judge(pending, graded, call_time):
+    """Judge every pending answer in one bounded fork (a fork per exercise cost more
+    than the judging); each check has the longest call time limit plus a margin."""
+    for index, result in judge_bounded([job for _, _, job in pending],
+                                       call_time + JUDGE_MARGIN):
+        ex_id, slot, _ = pending[index]
+        graded[ex_id][slot] = (result, graded[ex_id][slot][1])
 
 
 def _with_hidden_proof(pairs):

@@ -149,6 +149,9 @@ class Child:
         return self.value_answer(value, args, kwargs)
 
     def value_answer(self, value: Any, args: Any, kwargs: Any) -> dict[str, Any]:
+        size = _array_bytes(value)
+        if size > self.job["answer_limit"]:   # refused before spending seconds encoding it
+            return {"status": "too_large", "size": size}
         try:
             encoded = wire.encode(value)
         except wire.WireError as exc:
@@ -162,6 +165,16 @@ class Child:
         except (wire.WireError, ValueError):
             inputs = "unreadable"
         return {"status": "ok", "value": encoded, "inputs_digest": inputs}
+
+
+def _array_bytes(value: Any) -> int:
+    """The encoded size of the numpy arrays in an answer (at its top, or one level
+    down in a tuple or list), without encoding them: base64 takes 4 bytes per 3."""
+    items = value if type(value) in (tuple, list) else (value,)
+    numpy = sys.modules.get("numpy")
+    if numpy is None:
+        return 0
+    return sum(v.nbytes * 4 // 3 for v in items[:1000] if type(v) is numpy.ndarray)
 
 
 def write_answer(workdir: str, rid: str, answer: dict[str, Any]) -> None:
