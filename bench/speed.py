@@ -66,8 +66,9 @@ def make_class(folder, count):
     exercises = loader.load_set(Course(ROOT), "day3").exercises
     for i in range(count):
         student = f"s{i:03d}"
-        target = folder / student
-        target.mkdir(parents=True)
+        target = folder / student   # a student's work folder: the stubs (and models/) filled in
+        shutil.copytree(ROOT / "exercises" / "day3", target,
+                        ignore=shutil.ignore_patterns(".attn-grade", "*.yaml"))
         for exercise in exercises:
             shutil.copy(ROOT / "solutions" / "day3" / exercise.file, target / exercise.file)
         for exercise in exercises:

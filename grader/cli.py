@@ -189,7 +189,7 @@ def grade(set_id: str, submission: str | None, upload: str | None, as_json: bool
           memory_limit: int | None, output_limit: int | None, process_limit: int | None,
           tmp_limit: int | None, hidden_visibility: str, student: str | None) -> None:
     """Grade the exercise set SET."""
-    from .grading import grade_set
+    from .grading import grade_set, start_run
 
     if submission and upload:
         raise click.UsageError("give --submission or --upload, not both")
@@ -200,17 +200,30 @@ def grade(set_id: str, submission: str | None, upload: str | None, as_json: bool
     lang = lang or default_lang()
     run = None
     course = _course(course_dir)
-    exercise_set = spec_loader.load_set(course, set_id, only=exercises or None)
-    selected = list(exercise_set.exercises)
-    with tempfile.TemporaryDirectory(prefix="attn-grade-upload-") as tmp:
-        folder, problem = _submission_folder(exercise_set, selected, submission, upload, tmp,
-                                             lang)
-        if problem is None:
-            run = grade_set(exercise_set, folder, isolation or sandbox.strongest_available(),
-                            dict(time=time_limit, import_time=import_time_limit,
-                                 cpu=cpu_limit, memory=memory_limit, output=output_limit,
-                                 processes=process_limit, tmp=tmp_limit),
-                            set(exercises) or None, required, student, warm=_warm())
+    level = isolation or sandbox.strongest_available()
+    limits = dict(time=time_limit, import_time=import_time_limit, cpu=cpu_limit,
+                  memory=memory_limit, output=output_limit, processes=process_limit,
+                  tmp=tmp_limit)
+    warm = _warm()
+    early = None
+    if not upload and not notebook and (course.exercises_dir / set_id / "set.yaml").is_file():
+        # a folder of stub files: its sandbox starts now, while the set loads
+        early = start_run(course, set_id, submission or course.exercises_dir / set_id, level,
+                          required, limits, set(exercises) or None)
+        early.references = warm.references if warm else early.references
+        warm = early
+    try:
+        exercise_set = spec_loader.load_set(course, set_id, only=exercises or None)
+        selected = list(exercise_set.exercises)
+        with tempfile.TemporaryDirectory(prefix="attn-grade-upload-") as tmp:
+            folder, problem = _submission_folder(exercise_set, selected, submission, upload,
+                                                 tmp, lang)
+            if problem is None:
+                run = grade_set(exercise_set, folder, level, limits, set(exercises) or None,
+                                required, student, warm=warm)
+    finally:
+        if early is not None:
+            early.close()
     mine = Progress(upload or (Path(submission).parent if submission and notebook
                                else submission)
                     or exercise_set.exercises_dir)

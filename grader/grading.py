@@ -12,7 +12,9 @@ from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
-from .course.spec import Exercise, ExerciseSet
+from .course import cache
+from .course.limits import Limits
+from .course.spec import Course, Exercise, ExerciseSet
 from .judge import hidden_tests
 from .judge.check import check_fields, judge_bounded, load_lines
 from .judge.msg import Msg
@@ -22,6 +24,31 @@ from .run import sandbox, wire
 from .run.references import Reference
 from .run.student import RunFolder, StudentProcess
 from .run.template import widest
+
+
+def start_run(course: Course, set_id: str, submission: str | Path, level: str,
+              required: str | None = None, limit_overrides: dict[str, Any] | None = None,
+              only: Collection[str] | None = None) -> "Warm":
+    """A run folder whose template is already starting, before the set is loaded.
+
+    bubblewrap, Python and numpy (and sympy, when the cached set says its
+    exercises need it) start on another core while this process loads the set;
+    grade_set(..., warm=...) then finds the template ready.  Close the Warm.
+    """
+    plan = sandbox.plan(level, course.solutions_dir / set_id, required)
+    try:
+        folder = RunFolder(plan)
+    except BaseException:
+        plan.release()
+        raise
+    try:
+        folder.warm(submission, [str(course.exercises_dir / set_id)],
+                    Limits().merged(**(limit_overrides or {})),
+                    cache.child_modules(course.root, set_id, only) or ())
+    except BaseException:
+        folder.close()
+        raise
+    return Warm(folder)
 
 
 class Warm:
@@ -36,6 +63,10 @@ class Warm:
     def __init__(self, folder: RunFolder | None = None):
         self.references: dict[tuple[str, str, str], Reference] = {}
         self.folder = folder
+
+    def close(self) -> None:
+        if self.folder is not None:
+            self.folder.close()
 
     def reference(self, exercise: Exercise) -> Reference:
         key = (exercise.set_id, exercise.id, wire.dumps(exercise.params or {}))
@@ -66,7 +97,7 @@ def grade_set(exercise_set: ExerciseSet, submission: str | Path, level: str,
     if warm.folder is not None:
         folder, plan = warm.folder, warm.folder.plan
         sandbox.check_required(plan, required, exercise_set.solutions_dir)
-        folder.restage()
+        folder.stage(submission, exercise_set.exercises_dir, refresh=True)
     else:
         plan = sandbox.plan(level, exercise_set.solutions_dir, required)
         try:
@@ -81,11 +112,14 @@ def grade_set(exercise_set: ExerciseSet, submission: str | Path, level: str,
             limits = exercise.limits.merged(**(limit_overrides or {}))
             processes[exercise.id] = StudentProcess(
                 folder, submission, exercise.module, limits, level,
-                public=[exercise_set.exercises_dir], preload=_preload(exercise))
+                public=[exercise_set.exercises_dir], preload=exercise.child_modules)
         if processes:
             folder.warm(submission, [str(exercise_set.exercises_dir)],
-                        widest(*(p.limits for p in processes.values())))
-        pending = []   # every exercise's answers, judged in one fork below
+                        widest(*(p.limits for p in processes.values())),
+                        tuple(sorted({m for e in exercises for m in e.child_modules})))
+        if any(e.test_files for e in exercises):
+            import pytest  # noqa: F401  (here, while the template starts: not in each fork)
+        pending: list = []   # every exercise's answers, judged in one fork below
         for exercise in exercises:
             process = processes[exercise.id]
             _prestart_next(exercises, processes, exercise)
@@ -119,19 +153,6 @@ def _prestart_next(exercises, processes, current):
     i = exercises.index(current)
     for exercise in exercises[i:i + 1 + PRESTART_AHEAD]:
         processes[exercise.id].prestart()
-
-
-def _preload(exercise):
-    """Modules the child should import before the student's: sympy if checks pass symbols."""
-    def has_sympy(value):
-        if isinstance(value, (list, tuple)):
-            return any(map(has_sympy, value))
-        if isinstance(value, dict):
-            return any(map(has_sympy, value.values()))
-        return (type(value).__module__ or "").startswith("sympy")
-
-    symbolic = any(has_sympy(c.args) or has_sympy(c.kwargs) for c in exercise.checks)
-    return ("sympy",) if symbolic else ()
 
 
 def _yaml_checks(exercise, process, reference, pending):

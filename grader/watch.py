@@ -25,7 +25,7 @@ from .run import sandbox
 from .run.student import RunFolder
 from .run.template import widest
 
-POLL_SECONDS = 0.2
+POLL_SECONDS = 0.05   # os.stat of a dozen files: nothing next to a grading
 CLEAR = "\x1b[2J\x1b[H"
 
 

@@ -108,12 +108,25 @@ def cached(course_root: Path, set_id: str, seed_offset: int,
         loaded = load()
         write(name, {"set": dataclasses.replace(loaded, exercises=()),
                      "exercises": [(e.id, pickle.dumps(e, pickle.HIGHEST_PROTOCOL))
-                                   for e in loaded.exercises]})
+                                   for e in loaded.exercises],
+                     "modules": {e.id: e.child_modules for e in loaded.exercises}})
         return _only(loaded, only)
     exercises = tuple(pickle.loads(blob) for ex_id, blob in entry["exercises"]
                       if only is None or ex_id in only)
     return (dataclasses.replace(entry["set"], exercises=exercises),
             [ex_id for ex_id, _ in entry["exercises"]])
+
+
+def child_modules(course_root: Path, set_id: str, only: Collection[str] | None) -> tuple | None:
+    """What the exercises' processes import besides numpy, from the cache entry alone
+    (nothing unpickled, nothing imported); None when the set is not cached yet."""
+    if os.environ.get(ENV_SWITCH) == "off":
+        return None
+    entry = read(key(course_root, set_id, 0))
+    if entry is None or not isinstance(entry.get("modules"), dict):
+        return None
+    wanted = [mods for ex_id, mods in entry["modules"].items() if only is None or ex_id in only]
+    return tuple(sorted(set().union(*wanted)))
 
 
 def _only(loaded: Any, only: Collection[str] | None) -> tuple[Any, list[str]]:

@@ -110,6 +110,20 @@ class Exercise:
         return Path(self.file).stem
 
     @property
+    def child_modules(self) -> tuple:
+        """Modules the student's process should import before the student's module:
+        sympy when the checks pass symbols."""
+        def has_sympy(value):
+            if isinstance(value, (list, tuple)):
+                return any(map(has_sympy, value))
+            if isinstance(value, dict):
+                return any(map(has_sympy, value.values()))
+            return (type(value).__module__ or "").startswith("sympy")
+
+        symbolic = any(has_sympy(c.args) or has_sympy(c.kwargs) for c in self.checks)
+        return ("sympy",) if symbolic else ()
+
+    @property
     def params(self) -> dict:
         """The numbers of this variant, passed to the reference where it takes them."""
         return dict(self.variants[self.variant]) if self.variants else {}

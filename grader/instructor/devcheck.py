@@ -9,6 +9,8 @@ score nothing, or at most half for the lookup table (``standins``).
 """
 
 import dataclasses
+import json
+import os
 import shutil
 import tempfile
 from collections.abc import Collection, Sequence
@@ -17,8 +19,10 @@ from pathlib import Path
 from ..course import loader as spec_loader
 from ..course.spec import Course, ExerciseSet
 from ..errors import CourseError
-from ..grading import grade_set
+from ..grading import Warm, grade_set
 from ..judge.results import ExerciseResult
+from ..run import sandbox
+from ..run.student import RunFolder
 from . import standins
 
 SEEDS = (0, 1, 2)
@@ -42,11 +46,44 @@ class Finding:
 def check_course(course: Course, set_ids: Sequence[str], level: str,
                  seeds: Sequence[int] = SEEDS,
                  only: Collection[str] | None = None) -> list[Finding]:
-    """All findings for the given sets (problems and notes)."""
-    findings = []
-    for set_id in set_ids:
-        findings += check_set(course, set_id, level, seeds, only)
-    return findings
+    """All findings for the given sets (problems and notes).
+
+    Sets are checked side by side, each in a fork of this process (a set's
+    gradings mostly wait on student processes; two sets fill two cores).
+    """
+    if len(set_ids) < 2 or not hasattr(os, "fork"):
+        return [f for set_id in set_ids for f in check_set(course, set_id, level, seeds, only)]
+    forks = [_check_in_fork(course, set_id, level, seeds, only) for set_id in set_ids]
+    return [f for set_id, fork in zip(set_ids, forks) for f in _fork_findings(set_id, *fork)]
+
+
+def _check_in_fork(course, set_id, level, seeds, only):
+    """(pid, read end): a fork that writes the set's findings as JSON and exits."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:   # pragma: no cover - runs in the fork
+        code = 1
+        try:
+            os.close(read)
+            sandbox.become_subreaper.cache_clear()   # a fork is no subreaper until it asks
+            findings = check_set(course, set_id, level, seeds, only)
+            with os.fdopen(write, "w", encoding="utf-8") as out:
+                json.dump([dataclasses.asdict(f) for f in findings], out)
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(write)
+    return pid, read
+
+
+def _fork_findings(set_id, pid, read):
+    with os.fdopen(read, encoding="utf-8") as f:
+        text = f.read()
+    _, status = os.waitpid(pid, 0)
+    if os.waitstatus_to_exitcode(status) != 0 or not text:
+        return [Finding(set_id, "", "the dev check of this set crashed (exit status "
+                                    f"{os.waitstatus_to_exitcode(status)})")]
+    return [Finding(**fields) for fields in json.loads(text)]
 
 
 def check_set(course: Course, set_id: str, level: str, seeds: Sequence[int] = SEEDS,
@@ -57,16 +94,24 @@ def check_set(course: Course, set_id: str, level: str, seeds: Sequence[int] = SE
     except CourseError as exc:
         return [Finding(set_id, "", f"invalid: {exc}")]
     findings = stray_files(exercise_set)
+    # every grading below runs the course's own code: one run folder (and so one warm
+    # template) and one set of reference answers for all of them
+    warm = None
     try:
-        findings += stubs_fail(exercise_set, level, only)
+        warm = Warm(RunFolder(sandbox.plan(level, exercise_set.solutions_dir)))
+        findings += stubs_fail(exercise_set, level, only, warm)
         reference_runs: dict[str, ExerciseResult] = {}
-        findings += solutions_pass(course, set_id, level, seeds, only, reference_runs)
-        findings += wrong_versions_caught(exercise_set, level, only)
-        findings += variants_pass(exercise_set, level, only)
+        findings += solutions_pass(course, set_id, level, seeds, only, reference_runs, warm)
+        findings += wrong_versions_caught(exercise_set, level, only, warm)
+        findings += variants_pass(exercise_set, level, only, warm)
         if stand_ins:
-            findings += stand_ins_score_nothing(exercise_set, level, reference_runs, only)
+            findings += stand_ins_score_nothing(exercise_set, level, reference_runs, only,
+                                                warm)
     except CourseError as exc:
         findings.append(Finding(set_id, "", f"grading failed: {exc}"))
+    finally:
+        if warm is not None:
+            warm.close()
     return findings
 
 
@@ -97,21 +142,22 @@ def stray_files(exercise_set: ExerciseSet) -> list[Finding]:
 
 
 def stubs_fail(exercise_set: ExerciseSet, level: str,
-               only: Collection[str] | None = None) -> list[Finding]:
-    run = grade_set(exercise_set, exercise_set.exercises_dir, level, only=only)
+               only: Collection[str] | None = None, warm: Warm | None = None) -> list[Finding]:
+    run = grade_set(exercise_set, exercise_set.exercises_dir, level, only=only, warm=warm)
     return [Finding(exercise_set.id, c.exercise, f"the stub passes check {c.check!r}")
             for e in run.exercises for c in e.checks if c.passed]
 
 
 def solutions_pass(course: Course, set_id: str, level: str, seeds: Sequence[int],
                    only: Collection[str] | None = None,
-                   keep: dict[str, ExerciseResult] | None = None) -> list[Finding]:
+                   keep: dict[str, ExerciseResult] | None = None,
+                   warm: Warm | None = None) -> list[Finding]:
     """``keep``: a dict that receives the first seed's ExerciseResult of each exercise."""
     out: list[Finding] = []
     margins: dict[tuple[str, str], float] = {}
     for seed in seeds:
         exercise_set = spec_loader.load_set(course, set_id, seed_offset=seed)
-        run = grade_set(exercise_set, exercise_set.solutions_dir, level, only=only)
+        run = grade_set(exercise_set, exercise_set.solutions_dir, level, only=only, warm=warm)
         if keep is not None and seed == seeds[0]:
             keep.update({e.exercise.id: e for e in run.exercises})
         for e in run.exercises:
@@ -136,7 +182,8 @@ def margin_notes(set_id: str, margins: dict[tuple[str, str], float]) -> list[Fin
 
 
 def wrong_versions_caught(exercise_set: ExerciseSet, level: str,
-                          only: Collection[str] | None = None) -> list[Finding]:
+                          only: Collection[str] | None = None,
+                          warm: Warm | None = None) -> list[Finding]:
     """Grade each registered wrong function in place of its graded function."""
     out = []
     for exercise in [v for e in exercise_set.exercises for v in _each_variant(e)]:
@@ -146,7 +193,8 @@ def wrong_versions_caught(exercise_set: ExerciseSet, level: str,
             for function in exercise.wrong_targets(m) if m.wrong else ():
                 label = f"wrong version {m.wrong} (as {function})" + (
                     f" on variant {exercise.variant}" if exercise.variant else "")
-                checks = _grade_wrong_version(exercise_set, exercise, m.wrong, function, level)
+                checks = _grade_wrong_version(exercise_set, exercise, m.wrong, function, level,
+                                              warm)
                 failed = [c for c in checks if not c.passed]
                 if not failed:
                     out.append(Finding(exercise_set.id, exercise.id, f"{label} escapes every "
@@ -167,12 +215,12 @@ def _shadowed_rules(set_id, exercise_id, label, tag, failed):
                                          f"only {tag!r} is reported", problem=False)]
 
 
-def _grade_wrong_version(exercise_set, exercise, wrong, function, level):
+def _grade_wrong_version(exercise_set, exercise, wrong, function, level, warm=None):
     with tempfile.TemporaryDirectory(prefix="attn-grade-wrong-") as tmp:
         folder = _wrong_submission(exercise_set, exercise, wrong, function,
                                    Path(tmp) / "submission")
         run = grade_set(exercise_set, folder, level, only={exercise.id},
-                        variants={exercise.id: exercise.variant})
+                        variants={exercise.id: exercise.variant}, warm=warm)
     return [c for e in run.exercises for c in e.checks]
 
 
@@ -182,14 +230,14 @@ def _each_variant(exercise):
 
 
 def variants_pass(exercise_set: ExerciseSet, level: str,
-                  only: Collection[str] | None = None) -> list[Finding]:
+                  only: Collection[str] | None = None, warm: Warm | None = None) -> list[Finding]:
     """Each variant's reference answers its own checks (graded as that student would)."""
     out = []
     for exercise in exercise_set.exercises:
         if (only is not None and exercise.id not in only) or len(exercise.variants) < 2:
             continue
         for variant in _each_variant(exercise)[1:]:
-            checks = _grade_wrong_version(exercise_set, variant, None, None, level)
+            checks = _grade_wrong_version(exercise_set, variant, None, None, level, warm)
             out += [Finding(exercise_set.id, exercise.id, f"the reference fails check "
                                                           f"{c.check!r} on variant "
                                                           f"{variant.variant}")
@@ -236,9 +284,10 @@ def _bind(function):
 
 def stand_ins_score_nothing(exercise_set: ExerciseSet, level: str,
                             reference_runs: dict[str, ExerciseResult],
-                            only: Collection[str] | None = None) -> list[Finding]:
+                            only: Collection[str] | None = None,
+                            warm: Warm | None = None) -> list[Finding]:
     """The stand-in table (a note) and a problem for each stand-in that scores too much."""
-    scores = standins.grade_standins(exercise_set, level, reference_runs, only)
+    scores = standins.grade_standins(exercise_set, level, reference_runs, only, warm)
     if not scores:
         return []
     out = [Finding(exercise_set.id, "", "stand-ins: points of each function's checks "

@@ -38,7 +38,7 @@ import numpy as np
 
 from ..course.spec import Exercise, ExerciseSet
 from ..errors import CourseError
-from ..grading import grade_set
+from ..grading import Warm, grade_set
 from ..judge.results import ExerciseResult
 from ..run.references import Reference
 
@@ -81,7 +81,8 @@ class Score:
 
 def grade_standins(exercise_set: ExerciseSet, level: str,
                    reference_runs: dict[str, ExerciseResult],
-                   only: Collection[str] | None = None) -> list[Score]:
+                   only: Collection[str] | None = None,
+                   warm: Warm | None = None) -> list[Score]:
     """A Score for every (function, stand-in kind) of the set's exercises.
 
     ``reference_runs``: {exercise id: the reference's ExerciseResult}, which
@@ -107,14 +108,15 @@ def grade_standins(exercise_set: ExerciseSet, level: str,
                 jobs.setdefault(e.id, []).append(f)
         if not jobs:
             continue
-        run = _grade(exercise_set, level, {ex: {f: kind for f in fs} for ex, fs in jobs.items()})
+        run = _grade(exercise_set, level, {ex: {f: kind for f in fs} for ex, fs in jobs.items()},
+                     warm)
         for ex_id, functions in jobs.items():
             checks = run[ex_id]
             for function in functions:
                 tests = uses[ex_id].get(function, set())
                 yaml = [c for c in checks if c.kind == "case" and c.function == function]
                 if tests and all(c.passed for c in yaml):
-                    alone = _grade(exercise_set, level, {ex_id: {function: kind}})
+                    alone = _grade(exercise_set, level, {ex_id: {function: kind}}, warm)
                     checks_alone = alone[ex_id]
                 else:
                     checks_alone = None
@@ -159,11 +161,11 @@ def _plan(exercise):
     return out
 
 
-def _grade(exercise_set, level, replace):
+def _grade(exercise_set, level, replace, warm=None):
     """Grade a submission where ``replace`` = {exercise id: {function: kind}}."""
     with tempfile.TemporaryDirectory(prefix="attn-grade-standin-") as tmp:
         folder = build_submission(exercise_set, replace, Path(tmp) / "submission")
-        run = grade_set(exercise_set, folder, level, only=set(replace))
+        run = grade_set(exercise_set, folder, level, only=set(replace), warm=warm)
     return {e.exercise.id: e.checks for e in run.exercises}
 
 

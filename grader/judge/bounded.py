@@ -15,6 +15,7 @@ answering an event (a call into the student's process, under that call's
 own limits) is not the fork's.
 """
 
+import gc
 import json
 import os
 import resource
@@ -104,6 +105,8 @@ class _Channel:   # pragma: no cover - runs in the fork
 
 def _run_child(target, up, down):   # pragma: no cover - runs in the fork
     code = 0
+    # a short life: no collection, which would walk (and so copy) the whole inherited heap
+    gc.disable()
     try:
         _cap_memory()
         channel = _Channel(up, down)

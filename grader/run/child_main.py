@@ -16,6 +16,7 @@ child's exit status; the grader believes it only about that child.
 """
 
 import errno
+import gc
 import importlib
 import io
 import json
@@ -235,7 +236,7 @@ def forked_child(request: dict[str, Any], fds: list[int], control: socket.socket
         os.chdir(workdir)
         os.environ.update(HOME=workdir, TMPDIR=workdir)
         if "tempfile" in sys.modules:   # numpy imported it: forget the template's folder
-            setattr(sys.modules["tempfile"], "tempdir", None)
+            sys.modules["tempfile"].tempdir = None  # type: ignore[attr-defined]
         serve(workdir, notify_fd)
     except MemoryError:   # no traceback: printing it may need memory too
         code = EXIT_OUT_OF_MEMORY
@@ -307,8 +308,10 @@ class Template:
             if pid is not None:
                 _kill_group(pid)
             return
-        for name in request.get("preload", ()):
-            importlib.import_module(name)   # once, here: the children share it
+        if request.get("preload"):
+            for name in request["preload"]:
+                importlib.import_module(name)   # once, here: the children share it
+            gc.freeze()
         try:
             pid = os.fork()
         except OSError as exc:
@@ -391,6 +394,9 @@ def main() -> None:
     sys.stdin = io.StringIO("")
     for name in settings.get("preload", ()):
         importlib.import_module(name)
+    # what the template imported is never collected: a child's collector skips it
+    # instead of touching (and so copying) every page of it
+    gc.freeze()
     Template(socket.socket(fileno=settings["control_fd"])).run()
 
 

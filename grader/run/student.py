@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from ..course.limits import Limits
+from ..errors import CourseError
 from . import sandbox, wire
 from .channel import Channel, Waited
 from .child import Reaper
@@ -62,8 +63,11 @@ class RunFolder:
             shutil.copyfile(Path(__file__).with_name(source), self.runtime / target)
         self.work = self.root / "work"    # the children's folders: one bind for all
         self.work.mkdir()
+        self.files = self.root / "files"  # the staged copies: one read-only bind for all
+        self.files.mkdir()
         if self.identity is not None:
-            for path in (self.root, self.runtime, self.work, *self.runtime.iterdir()):
+            for path in (self.root, self.runtime, self.work, self.files,
+                         *self.runtime.iterdir()):
                 self._share(path)
         self._count = 0
         self._staged: dict[str, str] = {}
@@ -75,22 +79,21 @@ class RunFolder:
         if self.identity is not None:
             self._share(path)
 
-    def template(self, submission: str, public: list[str], limits: Limits,
-                 preload: tuple[str, ...] = ()) -> Template:
-        """A live template for this (staged) submission whose limits allow ``limits``."""
-        key = (submission, tuple(public))
+    def template(self, limits: Limits, preload: tuple[str, ...] = ()) -> Template:
+        """A live template whose limits allow ``limits`` (it sees everything staged)."""
         for template in self._templates:
-            if template.key == key and fits(limits, template.limits) and template.alive():
+            if fits(limits, template.limits) and template.alive():
                 return template
-        template = Template(self, submission, public, limits, preload)
+        template = Template(self, limits, preload)
         self._templates.append(template)
         return template
 
     def warm(self, submission: str | Path, public: list[str], limits: Limits,
              preload: tuple[str, ...] = ()) -> None:
-        """Start the template now, so its imports overlap the grader's own work."""
-        staged, *public_staged = self.stage(str(Path(submission).resolve()), *map(str, public))
-        self.template(staged, public_staged, limits, preload)
+        """Stage the folders and start the template now, so its imports overlap the
+        grader's own work."""
+        self.stage(submission, *public)
+        self.template(limits, preload)
 
     def _share(self, path):
         """Root's, readable by the run's gid only (never writable by the child)."""
@@ -98,36 +101,36 @@ class RunFolder:
         if not path.is_symlink():
             os.chmod(path, 0o750 if path.is_dir() else 0o640)
 
-    def stage(self, *paths: str | Path) -> list[str]:
-        """Folders as the child should see them (the submission, the public folder).
+    def stage(self, *paths: str | Path, refresh: bool = False) -> list[str]:
+        """Folders as the child sees them: copies under ``files/`` at their absolute
+        paths (a solution that finds ``../../exercises/SET`` from its own folder still
+        does), made once; ``refresh`` brings them up to date in place (a watch loop's
+        next grading), so the template's sandbox, which binds ``files/``, sees them.
 
-        With a uid of its own: copies readable by that uid alone (links kept as
-        links, special files left out), under ``files/`` at their absolute paths,
-        so a solution that finds ``../../exercises/SET`` from its own folder still
-        does.  Without one, the folders themselves.
+        Links are kept as links, special files left out.  With a uid of its own
+        the copies are readable by that uid alone, never writable.  Copies, not
+        the folders themselves: the template starts before it knows every folder
+        it will need (dev check grades many), and a child cannot change what the
+        grader reads later.
         """
         real = [os.path.realpath(p) for p in paths]
-        if self.identity is None:
-            return real
-        files = self.root / "files"
         for path in sorted(real, key=len):
-            if any(path == done or path.startswith(done + os.sep) for done in self._staged):
+            covered = any(path == done or path.startswith(done + os.sep)
+                          for done in self._staged)
+            if covered and not refresh:
                 continue
-            target = files / path.lstrip(os.sep)
-            self._make_parents(target.parent)
-            _copy_tree(Path(path), target)
-            for copied in [target, *target.rglob("*")]:
-                self._share(copied)
-            self._staged[path] = str(target)
-        return [str(files / p.lstrip(os.sep)) for p in real]
-
-    def restage(self) -> None:
-        """Bring the staged copies up to date in place (a watch loop's next grading):
-        the template's sandbox sees the same folders, now with the saved files."""
-        for source, target in self._staged.items():
-            _sync_tree(Path(source), Path(target))
-            for copied in [Path(target), *Path(target).rglob("*")]:
-                self._share(copied)
+            _check_size(path)
+            target = self.files / path.lstrip(os.sep)
+            if target.is_dir():
+                _sync_tree(Path(path), target)
+            else:
+                self._make_parents(target.parent)
+                _copy_tree(Path(path), target)
+            if self.identity is not None:
+                for copied in [target, *target.rglob("*")]:
+                    self._share(copied)
+            self._staged.setdefault(path, str(target))
+        return [str(self.files / p.lstrip(os.sep)) for p in real]
 
     def _make_parents(self, folder):
         missing = []
@@ -136,7 +139,8 @@ class RunFolder:
             folder = folder.parent
         for path in reversed(missing):
             path.mkdir()
-            self._share(path)
+            if self.identity is not None:
+                self._share(path)
 
     def new_workdir(self) -> Path:
         self._count += 1
@@ -151,6 +155,20 @@ class RunFolder:
             template.stop()
         self.plan.release()
         shutil.rmtree(self.root, ignore_errors=True)
+
+
+MAX_STAGED_ENTRIES = 20_000
+
+
+def _check_size(path):
+    """CourseError for a folder far larger than any submission (a home folder)."""
+    count = 0
+    for _, dirs, files in os.walk(path):
+        count += len(dirs) + len(files)
+        if count > MAX_STAGED_ENTRIES:
+            raise CourseError(f"{path} holds more than {MAX_STAGED_ENTRIES} files and "
+                              "folders: too many to be a submission",
+                              hint="grade the folder that holds your stub files")
 
 
 def _sync_tree(source, target):
@@ -168,8 +186,13 @@ def _sync_tree(source, target):
             _sync_tree(Path(entry.path), dest)
         elif not dest.exists() and not dest.is_symlink():
             _copy_entry(entry, dest)
-        elif entry.is_file(follow_symlinks=False) and not entry.is_symlink():
-            shutil.copyfile(entry.path, dest, follow_symlinks=False)
+        elif entry.is_file(follow_symlinks=False) and not entry.is_symlink() \
+                and _stamp(entry.stat(follow_symlinks=False)) != _stamp(dest.lstat()):
+            shutil.copy2(entry.path, dest, follow_symlinks=False)
+
+
+def _stamp(info):
+    return info.st_size, info.st_mtime_ns
 
 
 def _kind(entry):
@@ -191,7 +214,7 @@ def _copy_entry(entry, dest):
     elif entry.is_dir(follow_symlinks=False):
         _copy_tree(Path(entry.path), dest)
     elif entry.is_file(follow_symlinks=False):
-        shutil.copyfile(entry.path, dest, follow_symlinks=False)
+        shutil.copy2(entry.path, dest, follow_symlinks=False)   # its mtime: synced later
 
 
 class StudentProcess:
@@ -227,8 +250,8 @@ class StudentProcess:
 
     # ------------------------------------------------------------ lifecycle
     def _start(self):
-        submission, *public = self.folder.stage(self.submission, *self.public)
-        self.template = self.folder.template(submission, public, self.limits, self.preload)
+        submission, *_ = self.folder.stage(self.submission, *self.public)
+        self.template = self.folder.template(self.limits, self.preload)
         self.workdir = self.folder.new_workdir()
         disk_cap = None if self.level == "none" else \
             self.limits.tmp + sandbox.file_size_cap(self.limits)

@@ -42,17 +42,20 @@ def widest(*limits: Limits) -> Limits:
     return Limits(**{name: max(getattr(lim, name) for lim in limits) for name in fields})
 
 
+# the limits a template passes on to its children (wall time is the grader's to keep)
+INHERITED = ("memory", "cpu", "processes", "tmp", "answer", "output")
+
+
 def fits(limits: Limits, within: Limits) -> bool:
-    return widest(limits, within) == within
+    """Whether a template started with ``within`` can give a child ``limits``."""
+    return all(getattr(limits, name) <= getattr(within, name) for name in INHERITED)
 
 
 class Template:
-    """One sandboxed template process of a run, for one submission."""
+    """One sandboxed template process of a run: it sees the run's staged folders."""
 
-    def __init__(self, folder: Any, submission: str, public: list[str], limits: Limits,
-                 preload: tuple[str, ...] = ()):
+    def __init__(self, folder: Any, limits: Limits, preload: tuple[str, ...] = ()):
         self.folder, self.limits = folder, limits
-        self.key = (submission, tuple(public))
         self.preloaded = {"numpy", *preload}
         self.exits: dict[str, int] = {}
         self._replies: dict[str, dict[str, Any]] = {}
@@ -66,8 +69,8 @@ class Template:
             folder.write_shared(folder.work / "template.json", json.dumps(settings).encode())
             own = dataclasses.replace(limits, processes=limits.processes + OWN_PROCESSES)
             argv = sandbox.command(folder.plan, str(folder.runtime / "_attn_grade_child.py"),
-                                   str(folder.work), submission, str(folder.runtime), own,
-                                   public)
+                                   str(folder.work), str(folder.files), str(folder.runtime),
+                                   own)
             with open(folder.root / "template.log", "wb") as console:
                 self.process = Child.start(
                     argv, folder.work, console, sandbox.child_env(str(folder.work)),
