@@ -234,9 +234,12 @@ def test_watch_regrades_the_saved_exercise_and_stops_cleanly_on_ctrl_c(tmp_path)
 
     work = tmp_path / "watch"
     shutil.copytree(EXERCISES / "day3", work, ignore=shutil.ignore_patterns(".*"))
+    runs = tmp_path / "runs"    # the run folder, and so the sandbox's command line, is here
+    runs.mkdir(mode=0o755)
     proc = subprocess.Popen([sys.executable, "-m", "grader", "watch", "day3", "--submission",
                              str(work), "--lang", "en"], cwd=ROOT, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True, bufsize=1)
+                            stderr=subprocess.STDOUT, text=True, bufsize=1,
+                            env={**os.environ, "TMPDIR": str(runs)})
 
     def wait_for(text, seconds=60):
         seen, deadline = "", time.monotonic() + seconds
@@ -262,5 +265,7 @@ def test_watch_regrades_the_saved_exercise_and_stops_cleanly_on_ctrl_c(tmp_path)
         proc.send_signal(signal.SIGINT)
         out, _ = proc.communicate(timeout=30)
     assert proc.returncode == 0 and "stopped watching" in out
-    children = subprocess.run(["pgrep", "-f", str(work)], capture_output=True, text=True)
-    assert children.stdout.strip() in ("", str(os.getpid())), children.stdout
+    for marker in (work, runs):
+        children = subprocess.run(["pgrep", "-f", str(marker)], capture_output=True, text=True)
+        assert children.stdout.strip() in ("", str(os.getpid())), children.stdout
+    assert not list(runs.iterdir())        # the run folder is gone too
