@@ -61,6 +61,24 @@ def _files(top: Path) -> list[Path]:
     return found
 
 
+def remembered(fact: str) -> bool:
+    """Whether ``fact`` (a file name) was remembered here, in a file safely ours."""
+    try:
+        info = os.lstat(folder().parent / fact)
+    except OSError:
+        return False
+    return _ours(info) and stat.S_ISREG(info.st_mode)
+
+
+def remember(fact: str) -> None:
+    """Remember a fact that only ever makes a check unnecessary, never a result."""
+    try:
+        folder().parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        (folder().parent / fact).touch(mode=0o600)
+    except OSError:
+        pass
+
+
 def read(name: str) -> dict[str, Any] | None:
     """The entry, if it is there and safely ours; None otherwise."""
     path = folder() / name
