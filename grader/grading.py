@@ -120,13 +120,11 @@ def grade_set(exercise_set: ExerciseSet, submission: str | Path, level: str,
         if any(e.test_files for e in exercises):
             import pytest  # noqa: F401  (here, while the template starts: not in each fork)
         pending: list = []   # every exercise's answers, judged in one fork below
-        for exercise in exercises:
+        for exercise in exercises:   # one student process alive at a time: see below
             process = processes[exercise.id]
-            _prestart_next(exercises, processes, exercise)
             graded[exercise.id] = _yaml_checks(exercise, process, warm.reference(exercise),
                                                pending)
-            if not exercise.test_files:
-                process.close()
+            process.close()
         _judge(pending, graded, max((p.limits.time for p in processes.values()), default=0))
         for exercise in exercises:
             graded[exercise.id] = _with_hidden_proof(graded[exercise.id])
@@ -144,15 +142,7 @@ def grade_set(exercise_set: ExerciseSet, submission: str | Path, level: str,
                      time.monotonic() - start, exercise_set.released)
 
 
-PRESTART_AHEAD = 1   # a fork is cheap: only the student's own import overlaps
 JUDGE_MARGIN = 2.0   # seconds of trusted work per check, beyond its call time limit
-
-
-def _prestart_next(exercises, processes, current):
-    """Start the current and the next exercises' children, so imports overlap checks."""
-    i = exercises.index(current)
-    for exercise in exercises[i:i + 1 + PRESTART_AHEAD]:
-        processes[exercise.id].prestart()
 
 
 def _yaml_checks(exercise, process, reference, pending):

@@ -146,6 +146,11 @@ def greedy(logits):
     "huge return value": funcs("import numpy as np; return np.random.rand(6_000_000)"),
 }
 
+# kill(-1): every process the child may signal.  Only where that cannot be the tester's
+# own processes: in bubblewrap (its PID namespace) or as root (the run's own uid).
+KILL_ALL = funcs("import os, signal; os.kill(-1, signal.SIGKILL)")
+KILL_LEVELS = (["bubblewrap"] if BWRAP else []) + (["process"] if os.geteuid() == 0 else [])
+
 
 def course_fingerprint():
     digest = {}
@@ -250,6 +255,9 @@ def hostile_jobs():
               [*LIMITS, *SELECTION, "--isolation", "process"]) for attack in PROCESS_LEVEL]
     jobs.append((("infinite loop", "cpu"), ATTACKS["infinite loop"],
                  ["--exercise", "temperature", "--time-limit", "20", "--cpu-limit", "1"]))
+    jobs += [(("kill every process", level), KILL_ALL,
+              [*LIMITS, *SELECTION, "--exercise", "attention", "--isolation", level])
+             for level in KILL_LEVELS]
     if BWRAP:
         slow_walk = [*LIMITS, *SELECTION, "--isolation", "bubblewrap", "--time-limit", "20"]
         jobs += [(("read solutions", "bubblewrap"), READ_SOLUTIONS, slow_walk),
@@ -267,6 +275,8 @@ def keys_for(item):
         return {(a, "default") for a in MESSAGES}
     if name == "test_process_level_without_bubblewrap_holds_too":
         return {(attack, "process")}
+    if name == "test_killing_every_process_it_may_costs_no_other_exercise":
+        return {("kill every process", param.params["level"])}
     return {"test_cpu_limit_is_named": {("infinite loop", "cpu")},
             "test_reference_solutions_are_out_of_reach": {("read solutions", "bubblewrap")},
             "test_tampering_changes_no_file": {("tamper", "bubblewrap")}}.get(name, set())
@@ -372,3 +382,16 @@ def test_tampering_changes_no_file(attack_results):
     outputs = [t["output"] for t in doc["tests"] if t["visibility"] == "visible"
                and t["extra_data"]["exercise"] == "temperature"]
     assert outputs and all("ValueError: touched 0 files" in o for o in outputs), outputs
+
+
+@pytest.mark.parametrize("level", KILL_LEVELS)
+def test_killing_every_process_it_may_costs_no_other_exercise(attack_results, level):
+    """The run's exercises share one sandbox (its template forks each child), but only
+    one child is alive at a time: kill(-1) reaches the template at most, and the next
+    exercise forks from a new one."""
+    proc, elapsed, *_ = attack_results["kill every process", level]
+    doc = check_run(proc, elapsed)
+    scores = scores_by_exercise(doc)
+    assert scores["temperature"][0] == 0
+    for other in ("concepts", "attention"):
+        assert scores[other] == pytest.approx((FULL_DAY3[other],) * 2), (other, scores)

@@ -97,8 +97,15 @@ def outcome_from_wire(data: Any) -> CallOutcome:
 
 
 def _answer_call(event, processes):
-    """Make a fork's call into the student's process (the parent owns it)."""
+    """Make a fork's call into the student's process (the parent owns it).
+
+    One student process alive at a time: the others of the run are closed first,
+    so no exercise's code can reach (signal, kill) another's live process.
+    """
     process = processes[event["exercise"]]
+    for other in processes.values():
+        if other is not process:
+            other.close()
     args, kwargs = wire.decode(event["args"]), wire.decode(event["kwargs"])
     event.reply(outcome_to_wire(process.call(str(event["call"]), args, kwargs)))
 

@@ -143,9 +143,10 @@ class RunFolder:
                 self._share(path)
 
     def new_workdir(self) -> Path:
+        """A fresh folder for one child; an unpredictable name (a child may know the
+        folder that holds them: it cannot make the next one first)."""
         self._count += 1
-        path = self.work / str(self._count)
-        path.mkdir(mode=0o700)
+        path = Path(tempfile.mkdtemp(prefix=f"{self._count}-", dir=self.work))
         if self.identity is not None:
             os.chown(path, self.identity.uid, self.identity.gid)
         return path
@@ -251,6 +252,12 @@ class StudentProcess:
     # ------------------------------------------------------------ lifecycle
     def _start(self):
         submission, *_ = self.folder.stage(self.submission, *self.public)
+        try:
+            return self._fork(submission)
+        except TemplateGone:   # killed by an earlier child: not this one's failure
+            return self._fork(submission)
+
+    def _fork(self, submission):
         self.template = self.folder.template(self.limits, self.preload)
         self.workdir = self.folder.new_workdir()
         disk_cap = None if self.level == "none" else \
