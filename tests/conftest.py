@@ -66,6 +66,20 @@ def grade_many(jobs, workers=3, env=None):
         return list(pool.map(one, jobs))
 
 
+def grade_in_workers(jobs, workers=2):
+    """JSON gradings (``attn-grade`` argument lists with --json) through grade-all's own
+    worker processes: the same command and JSON as the CLI, without a Python start-up
+    and a course load per run.  Returns (exit code, document or stderr) each, in order."""
+    import tempfile
+
+    from grader.instructor.batch import run_in_workers
+
+    with tempfile.TemporaryDirectory(prefix="attn-grade-workers-") as logs:
+        results = run_in_workers([[*map(str, job), "--course", str(ROOT)] for job in jobs],
+                                 workers, timeout=300, cwd=logs)
+    return [(code, doc if doc is not None else stderr) for code, doc, stderr in results]
+
+
 def full_marks(set_id):
     """Exercise id -> its points, as the bundled course declares them."""
     from grader.course import loader

@@ -12,6 +12,7 @@ from conftest import (
     checks_of,
     copy_exercises,
     full_marks,
+    grade_in_workers,
     grade_json,
     grade_many,
     invoke,
@@ -226,7 +227,7 @@ ALL_MISTAKES.update({("c3-l2", tag): value for tag, value in C3_MISTAKES.items()
 
 @pytest.fixture(scope="module")
 def mistake_results(tmp_path_factory):
-    """Every mistake submission graded through the CLI, a few at a time."""
+    """Every mistake submission graded by the CLI's grade command, in grade-all's workers."""
     jobs = []
     for (set_id, tag), (exercise, code) in sorted(ALL_MISTAKES.items()):
         folder = tmp_path_factory.mktemp(tag)
@@ -236,9 +237,7 @@ def mistake_results(tmp_path_factory):
         (folder / f"{exercise}.py").write_text(code)
         only = ["--exercise", exercise] + (["--exercise", WITNESS] if tag in WITH_WITNESS else [])
         jobs.append([set_id, "--submission", folder, "--json", "--lang", "en", *only])
-    results = grade_many(jobs)
-    return {key: (proc.returncode, json.loads(proc.stdout) if proc.stdout else proc.stderr)
-            for key, (proc, _) in zip(sorted(ALL_MISTAKES), results)}
+    return dict(zip(sorted(ALL_MISTAKES), grade_in_workers(jobs)))
 
 
 @pytest.mark.parametrize("set_id,tag", sorted(ALL_MISTAKES))

@@ -9,7 +9,7 @@ from fractions import Fraction
 
 import pytest
 import sympy
-from conftest import DAY3_MAX, ROOT, SOLUTIONS, checks_of, grade_many
+from conftest import DAY3_MAX, ROOT, SOLUTIONS, checks_of, grade_in_workers
 
 from grader.course import loader as spec_loader
 from grader.course.spec import Compare, Course
@@ -152,9 +152,9 @@ def case_runs(tmp_path_factory):
         jobs.append(["day3", "--submission", folder, "--json", "--exercise", exercise,
                      "--lang", "en"])
     out = {}
-    for name, (proc, _) in zip(CASES, grade_many(jobs)):
-        assert proc.returncode in (0, 1), proc.stderr
-        out[name] = json.loads(proc.stdout)
+    for name, (code, doc) in zip(CASES, grade_in_workers(jobs)):
+        assert code in (0, 1), doc
+        out[name] = doc
     return out
 
 
