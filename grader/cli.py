@@ -526,7 +526,8 @@ def schema() -> None:
 @click.option("--output", "-o", "out_dir", type=click.Path(file_okay=False), required=True,
               help="Folder for gradebook.csv and results/STUDENT.json.")
 @click.option("--jobs", "-j", type=click.IntRange(1), default=os.cpu_count() or 1,
-              show_default=True, help="Submissions graded at once.")
+              show_default=True, help="Worker processes, each grading one submission at a "
+                                       "time (each student in a sandbox of their own).")
 @click.option("--force", is_flag=True,
               help="Grade every student again, even those whose files did not change.")
 @click.option("--exercise", "exercises", multiple=True, metavar="ID",
