@@ -395,7 +395,9 @@ def command(run_plan: Plan, script: str, workdir: str, submission: str | Path,
     ``public``: folders the child may read besides its submission (the set's
     exercises/ folder: stubs, visible checks and data files, nothing secret).
     """
-    python = [interpreter(), "-I", "-X", "utf8", script]
+    # -S: no site module (its .pth files cost tens of ms); the child adds the library
+    # folders it needs itself (child_main.import_wire)
+    python = [interpreter(), "-I", "-S", "-X", "utf8", script]
     if run_plan.level != "bubblewrap":
         return python
     # bubblewrap has no rlimits of its own: the child sets RLIMIT_NPROC after
