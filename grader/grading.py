@@ -120,11 +120,14 @@ def grade_set(exercise_set: ExerciseSet, submission: str | Path, level: str,
         if any(e.test_files for e in exercises):
             import pytest  # noqa: F401  (here, while the template starts: not in each fork)
         pending: list = []   # every exercise's answers, judged in one fork below
-        for exercise in exercises:   # one student process alive at a time: see below
-            process = processes[exercise.id]
-            graded[exercise.id] = _yaml_checks(exercise, process, warm.reference(exercise),
+        previous = None
+        for exercise in exercises:   # one student process alive at a time
+            if previous is not None:
+                previous.close()
+            previous = processes[exercise.id]
+            graded[exercise.id] = _yaml_checks(exercise, previous, warm.reference(exercise),
                                                pending)
-            process.close()
+        # the last one stays for the hidden tests, which close it before calling another
         _judge(pending, graded, max((p.limits.time for p in processes.values()), default=0))
         for exercise in exercises:
             graded[exercise.id] = _with_hidden_proof(graded[exercise.id])
