@@ -24,6 +24,7 @@ from ..judge.results import ExerciseResult
 from ..run import sandbox
 from ..run.student import RunFolder
 from . import standins
+from .standins import COURSE_ONLY
 
 SEEDS = (0, 1, 2)
 CLOSE_MARGIN = 0.5
@@ -48,17 +49,21 @@ def check_course(course: Course, set_ids: Sequence[str], level: str,
                  only: Collection[str] | None = None) -> list[Finding]:
     """All findings for the given sets (problems and notes).
 
-    Sets are checked side by side, each in a fork of this process (a set's
-    gradings mostly wait on student processes; two sets fill two cores).
+    Each set's two halves (its proofs; its wrong versions) run side by side, each
+    in a fork of this process: the gradings mostly wait on student processes.
     """
-    if len(set_ids) < 2 or not hasattr(os, "fork"):
+    if not hasattr(os, "fork"):
         return [f for set_id in set_ids for f in check_set(course, set_id, level, seeds, only)]
-    forks = [_check_in_fork(course, set_id, level, seeds, only) for set_id in set_ids]
-    return [f for set_id, fork in zip(set_ids, forks) for f in _fork_findings(set_id, *fork)]
+    jobs = [(set_id, part) for set_id in set_ids for part in PARTS]
+    forks = [_check_in_fork(course, set_id, level, seeds, only, part) for set_id, part in jobs]
+    return [f for (set_id, _), fork in zip(jobs, forks) for f in _fork_findings(set_id, *fork)]
 
 
-def _check_in_fork(course, set_id, level, seeds, only):
-    """(pid, read end): a fork that writes the set's findings as JSON and exits."""
+PARTS = ("proofs", "wrong versions")
+
+
+def _check_in_fork(course, set_id, level, seeds, only, part):
+    """(pid, read end): a fork that writes one part's findings as JSON and exits."""
     read, write = os.pipe()
     pid = os.fork()
     if pid == 0:   # pragma: no cover - runs in the fork
@@ -66,7 +71,7 @@ def _check_in_fork(course, set_id, level, seeds, only):
         try:
             os.close(read)
             sandbox.become_subreaper.cache_clear()   # a fork is no subreaper until it asks
-            findings = check_set(course, set_id, level, seeds, only)
+            findings = check_set(course, set_id, level, seeds, only, parts=(part,))
             with os.fdopen(write, "w", encoding="utf-8") as out:
                 json.dump([dataclasses.asdict(f) for f in findings], out)
             code = 0
@@ -87,26 +92,32 @@ def _fork_findings(set_id, pid, read):
 
 
 def check_set(course: Course, set_id: str, level: str, seeds: Sequence[int] = SEEDS,
-              only: Collection[str] | None = None, stand_ins: bool = True) -> list[Finding]:
-    """``only``: exercise ids to grade (None: all); files are always all checked."""
+              only: Collection[str] | None = None, stand_ins: bool = True,
+              parts: Sequence[str] = PARTS) -> list[Finding]:
+    """``only``: exercise ids to grade (None: all); files are always all checked.
+    ``parts``: "proofs" (files, stubs, references, variants, stand-ins) and/or
+    "wrong versions"."""
     try:
         exercise_set = spec_loader.load_set(course, set_id)
     except CourseError as exc:
-        return [Finding(set_id, "", f"invalid: {exc}")]
-    findings = stray_files(exercise_set)
+        return [Finding(set_id, "", f"invalid: {exc}")] if "proofs" in parts else []
+    findings = stray_files(exercise_set) if "proofs" in parts else []
     # every grading below runs the course's own code: one run folder (and so one warm
     # template) and one set of reference answers for all of them
     warm = None
     try:
         warm = Warm(RunFolder(sandbox.plan(level, exercise_set.solutions_dir)))
-        findings += stubs_fail(exercise_set, level, only, warm)
-        reference_runs: dict[str, ExerciseResult] = {}
-        findings += solutions_pass(course, set_id, level, seeds, only, reference_runs, warm)
-        findings += wrong_versions_caught(exercise_set, level, only, warm)
-        findings += variants_pass(exercise_set, level, only, warm)
-        if stand_ins:
-            findings += stand_ins_score_nothing(exercise_set, level, reference_runs, only,
-                                                warm)
+        if "proofs" in parts:
+            findings += stubs_fail(exercise_set, level, only, warm)
+            reference_runs: dict[str, ExerciseResult] = {}
+            findings += solutions_pass(course, set_id, level, seeds, only, reference_runs,
+                                       warm)
+            findings += variants_pass(exercise_set, level, only, warm)
+            if stand_ins:
+                findings += stand_ins_score_nothing(exercise_set, level, reference_runs,
+                                                    only, warm)
+        if "wrong versions" in parts:
+            findings += wrong_versions_caught(exercise_set, level, only, warm)
     except CourseError as exc:
         findings.append(Finding(set_id, "", f"grading failed: {exc}"))
     finally:
@@ -253,7 +264,7 @@ def _wrong_submission(exercise_set, exercise, wrong, function, folder):
     variants, every function is bound to the variant's numbers, as a student of that
     variant would answer.
     """
-    shutil.copytree(exercise_set.exercises_dir, folder)
+    shutil.copytree(exercise_set.exercises_dir, folder, ignore=COURSE_ONLY)
     for stub in exercise_set.exercises_dir.glob("*.py"):
         source = exercise_set.solutions_dir / stub.name
         if source.is_file():

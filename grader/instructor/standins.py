@@ -169,10 +169,14 @@ def _grade(exercise_set, level, replace, warm=None):
     return {e.exercise.id: e.checks for e in run.exercises}
 
 
+# what a graded folder never needs: the YAML is read from the course, not the submission
+COURSE_ONLY = shutil.ignore_patterns("*.yaml", ".attn-grade", "__pycache__")
+
+
 def build_submission(exercise_set: ExerciseSet, replace: dict[str, Any],
                      folder: Path) -> Path:
     """The reference solutions, with each function of ``replace`` swapped for its stand-in."""
-    shutil.copytree(exercise_set.exercises_dir, folder)
+    shutil.copytree(exercise_set.exercises_dir, folder, ignore=COURSE_ONLY)
     for stub in exercise_set.exercises_dir.glob("*.py"):
         source = exercise_set.solutions_dir / stub.name
         if source.is_file():
