@@ -49,6 +49,51 @@ def funcs(body):
     return STUBS.format(body=body)
 
 
+CHAIN = """
+import ctypes, os, signal, time
+SPARED = {spared}
+def _hunt():
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and int(entry) not in SPARED:
+            try:
+                status = open(f"/proc/{{entry}}/status").read()
+            except OSError:
+                continue
+            if "Name:\tchainlink" not in status and f"Uid:\t{{os.getuid()}}\t" in status:
+                try:
+                    os.kill(int(entry), signal.SIGKILL)
+                except OSError:
+                    pass
+def _link():
+    os.setsid()
+    ctypes.CDLL(None).prctl(15, b"chainlink", 0, 0, 0)
+    while True:
+        try:
+            pid = os.fork()
+        except OSError:
+            _hunt()
+            time.sleep(0.002)
+            continue
+        if pid == 0:
+            os.setsid()
+            continue
+        while not os.waitpid(pid, os.WNOHANG)[0]:
+            _hunt()
+            time.sleep(0.005)
+if os.fork() == 0:
+    try:
+        _link()
+    finally:
+        os._exit(0)
+time.sleep(0.5)
+"""
+
+
+def chain(spared):
+    """A chain of processes that kill every other process of their uid but ``spared``."""
+    return CHAIN.format(spared=spared) + funcs("raise NotImplementedError")
+
+
 ATTACKS = {
     "always-equal object": funcs("""
     class Liar:
@@ -150,6 +195,11 @@ def greedy(logits):
 # own processes: in bubblewrap (its PID namespace) or as root (the run's own uid).
 KILL_ALL = funcs("import os, signal; os.kill(-1, signal.SIGKILL)")
 KILL_LEVELS = (["bubblewrap"] if BWRAP else []) + (["process"] if os.geteuid() == 0 else [])
+# a chain of sessions, each link respawning its child, killing every other process of
+# its uid: a sweep of /proc kills one link per pass, and the links left would kill the
+# next exercise's child (and the template).  Only at KILL_LEVELS, as kill(-1).
+CHAINS = {"sweep": chain("(os.getppid(), os.getpid())"),    # spares the template
+          "template": chain("(os.getpid(),)")}             # kills it too
 
 
 def course_fingerprint():
@@ -258,6 +308,8 @@ def hostile_jobs():
     jobs += [(("kill every process", level), KILL_ALL,
               [*LIMITS, *SELECTION, "--exercise", "attention", "--isolation", level])
              for level in KILL_LEVELS]
+    jobs += [(("chain " + name, level), code, [*LIMITS, *SELECTION, "--isolation", level])
+             for name, code in CHAINS.items() for level in KILL_LEVELS]
     if BWRAP:
         slow_walk = [*LIMITS, *SELECTION, "--isolation", "bubblewrap", "--time-limit", "20"]
         jobs += [(("read solutions", "bubblewrap"), READ_SOLUTIONS, slow_walk),
@@ -277,6 +329,8 @@ def keys_for(item):
         return {(attack, "process")}
     if name == "test_killing_every_process_it_may_costs_no_other_exercise":
         return {("kill every process", param.params["level"])}
+    if name == "test_a_chain_of_strays_costs_no_other_exercise":
+        return {("chain " + param.params["chain"], param.params["level"])}
     return {"test_cpu_limit_is_named": {("infinite loop", "cpu")},
             "test_reference_solutions_are_out_of_reach": {("read solutions", "bubblewrap")},
             "test_tampering_changes_no_file": {("tamper", "bubblewrap")}}.get(name, set())
@@ -395,3 +449,13 @@ def test_killing_every_process_it_may_costs_no_other_exercise(attack_results, le
     assert scores["temperature"][0] == 0
     for other in ("concepts", "attention"):
         assert scores[other] == pytest.approx((FULL_DAY3[other],) * 2), (other, scores)
+
+
+@pytest.mark.parametrize("level", KILL_LEVELS)
+@pytest.mark.parametrize("chain", sorted(CHAINS))
+def test_a_chain_of_strays_costs_no_other_exercise(attack_results, chain, level):
+    """What a child leaves is killed at once (kill(-1) as the run's uid, in its sandbox or
+    from the grader), not swept: the next exercise's child meets none of it, and none
+    of it outlives the run (attack_results checks)."""
+    doc = check_run(*attack_results["chain " + chain, level])
+    assert_only(doc, "temperature")

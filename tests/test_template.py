@@ -4,6 +4,9 @@ In-process, at the level that needs no privileges; the hostile suite runs the
 same attacks through the CLI in bubblewrap.
 """
 
+import os
+import tempfile
+
 import pytest
 
 from grader.course.limits import Limits
@@ -92,3 +95,56 @@ def test_a_process_that_needs_wider_limits_gets_a_template_of_its_own(run):
     assert narrow.call("clean").ok and wide.call("clean").ok
     assert narrow.proc.pid != wide.proc.pid
     assert folder.reaper.live == {narrow.proc.pid, wide.proc.pid}
+
+
+RESPAWNING = '''
+import os, time
+
+def leave_a_chain():
+    """Sessions that respawn one another: a sweep of /proc kills one per pass."""
+    if os.fork() == 0:
+        os.setsid()
+        while True:
+            try:
+                if os.fork() == 0:
+                    os.setsid()
+                    continue
+                os.wait()
+            except OSError:
+                time.sleep(0.001)
+    time.sleep(0.3)
+
+def others():
+    """The processes of this uid besides this one and the template."""
+    mine = (os.getpid(), os.getppid())
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and int(entry) not in mine:
+            try:
+                status = open(f"/proc/{entry}/status").read()
+            except OSError:
+                continue
+            if f"Uid:\\t{os.getuid()}\\t" in status and "State:\\tZ" not in status:
+                found.append(int(entry))
+    return found
+'''
+
+
+@pytest.mark.skipif(not (sandbox.bubblewrap_works() and os.geteuid() == 0),
+                    reason="needs bubblewrap as root (a uid and a PID namespace of the run's)")
+def test_a_chain_a_child_leaves_is_gone_before_the_next_fork(tmp_path, monkeypatch):
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    tmp_path.chmod(0o755)
+    (tmp_path / "sub").mkdir(mode=0o755)
+    (tmp_path / "sub" / "respawning.py").write_text(RESPAWNING)
+    folder = RunFolder(sandbox.plan("bubblewrap"))
+    try:
+        first = StudentProcess(folder, tmp_path / "sub", "respawning", Limits(), "bubblewrap")
+        assert first.call("leave_a_chain").ok
+        first.close()
+        second = StudentProcess(folder, tmp_path / "sub", "respawning", Limits(), "bubblewrap")
+        assert second.call("others").value == []
+        second.close()
+    finally:
+        folder.close()

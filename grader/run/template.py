@@ -65,7 +65,10 @@ class Template:
         self.sock = ours
         try:
             settings = {"library_paths": sandbox.library_paths(), "control_fd": theirs.fileno(),
-                        "preload": sorted(self.preloaded)}
+                        "preload": sorted(self.preloaded),
+                        # kill(-1) in the template reaches the run's processes alone
+                        "kill_all": folder.plan.level == "bubblewrap"
+                        or (folder.plan.level == "process" and folder.plan.identity is not None)}
             folder.write_shared(folder.work / "template.json", json.dumps(settings).encode())
             own = dataclasses.replace(limits, processes=limits.processes + OWN_PROCESSES)
             argv = sandbox.command(folder.plan, str(folder.runtime / "_attn_grade_child.py"),
@@ -132,6 +135,11 @@ class Template:
             self.dead = True
             self.process.kill()
             self.sock.close()
+            identity = self.folder.plan.identity
+            if self.folder.plan.level == "process" and identity is not None:
+                # no PID namespace ends with it: what its children started (a chain
+                # that outlives a sweep, one that killed the template) dies here
+                sandbox.kill_processes_of(identity.uid)
 
     # ------------------------------------------------------------ messages
     def poll(self) -> None:
