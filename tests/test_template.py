@@ -42,6 +42,16 @@ def hang():
 def die():
     import os
     os._exit(3)
+
+def busy_template():
+    """Keep the template busy (SIGCHLD after SIGCHLD) until this child's CPU runs out."""
+    import os, signal
+    template = os.getppid()
+    while True:
+        try:
+            os.kill(template, signal.SIGCHLD)
+        except OSError:   # gone
+            pass
 '''
 
 
@@ -130,21 +140,47 @@ def others():
 '''
 
 
-@pytest.mark.skipif(not (sandbox.bubblewrap_works() and os.geteuid() == 0),
-                    reason="needs bubblewrap as root (a uid and a PID namespace of the run's)")
-def test_a_chain_a_child_leaves_is_gone_before_the_next_fork(tmp_path, monkeypatch):
+@pytest.fixture
+def sandboxed(tmp_path, monkeypatch):
+    """Like ``run``, in bubblewrap (the run folder where the run's uid reaches it)."""
+    if not sandbox.bubblewrap_works():
+        pytest.skip("bubblewrap is not available here")
     monkeypatch.setattr(tempfile, "tempdir", None)
     monkeypatch.setenv("TMPDIR", str(tmp_path))
     tmp_path.chmod(0o755)
-    (tmp_path / "sub").mkdir(mode=0o755)
-    (tmp_path / "sub" / "respawning.py").write_text(RESPAWNING)
+    sub = tmp_path / "sub"
+    sub.mkdir(mode=0o755)
+    for name, text in (("respawning", RESPAWNING), ("clean", CLEAN)):
+        (sub / f"{name}.py").write_text(text)
     folder = RunFolder(sandbox.plan("bubblewrap"))
-    try:
-        first = StudentProcess(folder, tmp_path / "sub", "respawning", Limits(), "bubblewrap")
-        assert first.call("leave_a_chain").ok
-        first.close()
-        second = StudentProcess(folder, tmp_path / "sub", "respawning", Limits(), "bubblewrap")
-        assert second.call("others").value == []
-        second.close()
-    finally:
-        folder.close()
+    made = []
+
+    def process(module, **limits):
+        made.append(StudentProcess(folder, sub, module, Limits(**limits), "bubblewrap"))
+        return made[-1]
+
+    yield folder, process
+    for p in made:
+        p.close()
+    folder.close()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="as root: a uid of the run's own")
+def test_a_chain_a_child_leaves_is_gone_before_the_next_fork(sandboxed):
+    _, process = sandboxed
+    first = process("respawning")
+    assert first.call("leave_a_chain").ok
+    first.close()
+    assert process("respawning").call("others").value == []
+
+
+def test_the_template_spends_no_childs_cpu_limit(sandboxed):
+    """Its CPU time adds up over every child it serves (each can keep it busy): a limit
+    of its own would end it, with whatever child is alive then, in a later exercise."""
+    _, process = sandboxed
+    busy = process("clean", cpu=1, time=10)
+    template = busy.proc if busy.call("clean").ok else None
+    for _ in range(3):
+        assert busy.call("busy_template").status is Status.CRASHED
+    later = process("clean", cpu=1)
+    assert later.call("clean").ok and later.proc is template

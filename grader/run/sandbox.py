@@ -476,8 +476,12 @@ def _readonly_roots(submission, runtime_dir, *public):
     return seen
 
 
-def preexec(run_plan: Plan, limits: Limits) -> Callable[[], None]:
-    """A function run in the child before exec: resource limits, user switch."""
+def preexec(run_plan: Plan, limits: Limits, cpu: bool = True) -> Callable[[], None]:
+    """A function run in the child before exec: resource limits, user switch.
+
+    ``cpu``: False for a template, whose CPU time adds up over every child it serves
+    (each child has its own limit): its own would end it, and the child alive then.
+    """
     identity = run_plan.identity if run_plan.level == "process" else None
 
     def apply():
@@ -485,8 +489,9 @@ def preexec(run_plan: Plan, limits: Limits) -> Callable[[], None]:
         if run_plan.level == "none":
             return
         _set_limit(resource.RLIMIT_AS, limits.memory)
-        cpu = max(1, math.ceil(limits.cpu))
-        _set_limit(resource.RLIMIT_CPU, cpu, cpu + 2)   # SIGXCPU first, SIGKILL later
+        if cpu:
+            seconds = max(1, math.ceil(limits.cpu))
+            _set_limit(resource.RLIMIT_CPU, seconds, seconds + 2)   # SIGXCPU, then SIGKILL
         _set_limit(resource.RLIMIT_FSIZE, file_size_cap(limits))
         _set_limit(resource.RLIMIT_CORE, 0)
         if identity is not None:

@@ -77,7 +77,7 @@ class Template:
             with open(folder.root / "template.log", "wb") as console:
                 self.process = Child.start(
                     argv, folder.work, console, sandbox.child_env(str(folder.work)),
-                    sandbox.preexec(folder.plan, own), (theirs.fileno(),),
+                    sandbox.preexec(folder.plan, own, cpu=False), (theirs.fileno(),),
                     folder.plan.level, limits, folder.reaper)
         except BaseException:
             ours.close()
