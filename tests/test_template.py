@@ -91,6 +91,19 @@ def test_a_hung_or_dead_child_is_replaced_by_a_fork_not_a_new_sandbox(run):
     assert child.proc.pid == template and folder.reaper.live == {template}
 
 
+def test_a_link_planted_in_the_work_folder_is_never_written_through(run, tmp_path):
+    """The work folder holds every child's folder; where a child may write in it (its
+    uid is the grader's user's, as in bubblewrap without root), a link it plants must
+    neither lead the grader to write elsewhere nor give the next template its settings."""
+    folder, process = run
+    precious = tmp_path / "precious.txt"
+    precious.write_text("the grader's user's file")
+    for name in ("template.json", "template.log", "job.json"):
+        (folder.work / name).symlink_to(precious)
+    assert process("clean").call("clean").value == [11.0, 4.0, 3.0]
+    assert precious.read_text() == "the grader's user's file"
+
+
 def test_a_template_serves_only_limits_it_can_pass_on():
     small, large = Limits(memory=256 * 1024 ** 2), Limits(memory=2 * 1024 ** 3, time=60)
     assert fits(small, large) and not fits(large, small)

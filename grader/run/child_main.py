@@ -412,7 +412,7 @@ def _children_of(parent: str) -> list[int]:
 
 def main() -> None:
     drop_privileges(sys.argv[1:])
-    with open("template.json", encoding="utf-8") as f:
+    with open(dict(zip(sys.argv[1::2], sys.argv[2::2]))["--settings"], encoding="utf-8") as f:
         settings = json.load(f)
     import_wire(settings["library_paths"])
     sys.stdin = io.StringIO("")

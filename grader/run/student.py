@@ -73,11 +73,16 @@ class RunFolder:
         self._staged: dict[str, str] = {}
         self._templates: list[Template] = []
 
-    def write_shared(self, path: Path, data: bytes) -> None:
-        """A file the run's children may read and not change."""
-        path.write_bytes(data)
+    def write_new_shared(self, prefix: str, data: bytes) -> Path:
+        """A new file in runtime/ (never through a link) the run's children may read and
+        not change; its path."""
+        fd, name = tempfile.mkstemp(prefix=prefix, suffix=".json", dir=self.runtime)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.chmod(name, 0o644)
         if self.identity is not None:
-            self._share(path)
+            self._share(Path(name))
+        return Path(name)
 
     def template(self, limits: Limits, preload: tuple[str, ...] = ()) -> Template:
         """A live template whose limits allow ``limits`` (it sees everything staged)."""

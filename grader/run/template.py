@@ -69,11 +69,13 @@ class Template:
                         # kill(-1) in the template reaches the run's processes alone
                         "kill_all": folder.plan.level == "bubblewrap"
                         or (folder.plan.level == "process" and folder.plan.identity is not None)}
-            folder.write_shared(folder.work / "template.json", json.dumps(settings).encode())
+            # a new file in runtime/, which no child may write (work/ a child may, where
+            # its uid is the grader's user's: a link planted there would be written through)
+            path = folder.write_new_shared("template-", json.dumps(settings).encode())
             own = dataclasses.replace(limits, processes=limits.processes + OWN_PROCESSES)
             argv = sandbox.command(folder.plan, str(folder.runtime / "_attn_grade_child.py"),
                                    str(folder.work), str(folder.files), str(folder.runtime),
-                                   own)
+                                   own) + ["--settings", str(path)]
             with open(folder.root / "template.log", "wb") as console:
                 self.process = Child.start(
                     argv, folder.work, console, sandbox.child_env(str(folder.work)),
