@@ -43,6 +43,15 @@ def die():
     import os
     os._exit(3)
 
+def fill_the_work_folder():
+    """Write beside this child's own folder, where a cap on that folder does not look."""
+    import os, time
+    for i in range(8):   # files under the size limit, 8 MiB in all
+        with open(os.path.join(os.path.dirname(os.getcwd()), f"junk{i}"), "wb") as f:
+            f.write(b"x" * (1 << 20))
+    time.sleep(1.5)   # the grader looks at the disk while it waits
+    return 0
+
 def busy_template():
     """Keep the template busy (SIGCHLD after SIGCHLD) until this child's CPU runs out."""
     import os, signal
@@ -197,3 +206,30 @@ def test_the_template_spends_no_childs_cpu_limit(sandboxed):
         assert busy.call("busy_template").status is Status.CRASHED
     later = process("clean", cpu=1)
     assert later.call("clean").ok and later.proc is template
+
+
+@pytest.mark.skipif(not sandbox.bubblewrap_works(), reason="bubblewrap is not available here")
+def test_what_a_child_writes_beside_its_folder_counts_and_is_gone_for_the_next(tmp_path,
+                                                                             monkeypatch):
+    """In bubblewrap without root the child's uid owns work/ (as the grader's user does):
+    what it writes there counts against its disk cap and is removed before the next fork."""
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "clean.py").write_text(CLEAN)
+    # as root: bubblewrap with no uid of the run's own, the child owning work/ likewise
+    plan = sandbox.plan("bubblewrap") if os.geteuid() else sandbox.Plan(
+        "bubblewrap", "bubblewrap", "bubblewrap")
+    folder = RunFolder(plan)
+    small = Limits(tmp=1 << 20, answer=1 << 20, output=4096, time=10)
+    try:
+        filler = StudentProcess(folder, tmp_path / "sub", "clean", small, "bubblewrap")
+        outcome = filler.call("fill_the_work_folder")
+        assert outcome.status is Status.CRASHED and outcome.crash.kind == "limit", outcome
+        filler.close()
+        later = StudentProcess(folder, tmp_path / "sub", "clean", small, "bubblewrap")
+        assert later.call("clean").value == [11.0, 4.0, 3.0]
+        assert sorted(p.name for p in folder.work.iterdir()) == [later.workdir.name]
+        later.close()
+    finally:
+        folder.close()

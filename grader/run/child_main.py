@@ -338,7 +338,7 @@ class Template:
         self.send({"id": request["id"], "forked": True})
 
     def reap(self) -> None:
-        ended = False
+        ended, exits = False, []
         while True:
             try:
                 pid, status = os.waitpid(-1, os.WNOHANG)
@@ -349,10 +349,12 @@ class Template:
             rid = self.children.pop(pid, None)
             if rid is not None:
                 _kill_group(pid)   # what it left in its session
-                self.send({"id": rid, "exited": os.waitstatus_to_exitcode(status)})
+                exits.append((rid, os.waitstatus_to_exitcode(status)))
             ended = True
         if ended:
             self.kill_strays()
+        for rid, code in exits:   # once its strays are gone: the grader may clean up now
+            self.send({"id": rid, "exited": code})
 
     def kill_strays(self) -> None:
         """Kill this process's children that are not the children it forked."""

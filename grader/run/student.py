@@ -17,6 +17,7 @@ fresh child, so one bad call costs only its own check.  The child's exit code
 and console output are never results.
 """
 
+import contextlib
 import dataclasses
 import json
 import os
@@ -71,6 +72,7 @@ class RunFolder:
                 self._share(path)
         self._count = 0
         self._staged: dict[str, str] = {}
+        self._live: set[str] = set()   # the work folders of children not yet closed
         self._templates: list[Template] = []
 
     def write_new_shared(self, prefix: str, data: bytes) -> Path:
@@ -149,12 +151,29 @@ class RunFolder:
 
     def new_workdir(self) -> Path:
         """A fresh folder for one child; an unpredictable name (a child may know the
-        folder that holds them: it cannot make the next one first)."""
+        folder that holds them: it cannot make the next one first).
+
+        Without a uid of the run's own, a child owns work/ too: what it left there
+        (beside the folders of live children) goes first, so no child is charged for it.
+        """
+        if self.identity is None:
+            for entry in os.scandir(self.work):
+                if entry.path not in self._live:
+                    if entry.is_dir(follow_symlinks=False):
+                        shutil.rmtree(entry.path, ignore_errors=True)
+                    else:
+                        with contextlib.suppress(OSError):
+                            os.unlink(entry.path)
         self._count += 1
         path = Path(tempfile.mkdtemp(prefix=f"{self._count}-", dir=self.work))
         if self.identity is not None:
             os.chown(path, self.identity.uid, self.identity.gid)
+        self._live.add(str(path))
         return path
+
+    def remove_workdir(self, path: Path) -> None:
+        self._live.discard(str(path))
+        shutil.rmtree(path, ignore_errors=True)
 
     def close(self) -> None:
         for template in self._templates:
@@ -267,7 +286,9 @@ class StudentProcess:
         self.workdir = self.folder.new_workdir()
         disk_cap = None if self.level == "none" else \
             self.limits.tmp + sandbox.file_size_cap(self.limits)
-        channel = Channel(self.workdir, self.folder.identity, disk_cap)
+        # without a uid of its own the child may write in work/ beside its folder: count it
+        channel = Channel(self.workdir, self.folder.identity, disk_cap,
+                          self.folder.work if self.folder.identity is None else None)
         stdin_r, stdin_w = os.pipe()
         try:
             job = {"submission": submission, "module": self.module,
@@ -284,7 +305,7 @@ class StudentProcess:
         except BaseException:
             os.close(stdin_w)
             channel.close()
-            shutil.rmtree(self.workdir, ignore_errors=True)
+            self.folder.remove_workdir(self.workdir)
             raise
         self.child.stdin = os.fdopen(stdin_w, "wb")
         channel.attach(self.child.stdin)
@@ -299,7 +320,7 @@ class StudentProcess:
             self.channel.close()
         self.child = self.channel = None
         if self.workdir is not None:
-            shutil.rmtree(self.workdir, ignore_errors=True)
+            self.folder.remove_workdir(self.workdir)
 
     # ------------------------------------------------------------ calls
     def call(self, function: str, args: Sequence[Any] = (),
