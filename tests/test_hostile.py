@@ -459,3 +459,79 @@ def test_a_chain_of_strays_costs_no_other_exercise(attack_results, chain, level)
     of it outlives the run (attack_results checks)."""
     doc = check_run(*attack_results["chain " + chain, level])
     assert_only(doc, "temperature")
+
+
+# Without root, bubblewrap maps the child to the grader's own user: it owns work/, the
+# folder that holds every child's folder, and everything the grader writes there.
+NOT_ROOT_ATTACKS = {
+    "link for the next template's settings": """
+import os, signal
+WORK = os.path.dirname(os.getcwd())
+for name in os.listdir(WORK):
+    if name.endswith(".json"):
+        os.unlink(os.path.join(WORK, name))
+os.symlink(PRECIOUS, os.path.join(WORK, "template.json"))
+os.kill(os.getppid(), signal.SIGKILL)
+""",
+    "files beside its own folder": """
+import os
+for i in range(12):   # each under the file size limit, 96 MiB in all
+    with open(os.path.join(os.path.dirname(os.getcwd()), f"junk{i}"), "wb") as f:
+        f.write(b"x" * (8 << 20))
+""",
+    "work folders locked": """
+import os
+os.chmod(os.getcwd(), 0)
+os.chmod(os.path.dirname(os.getcwd()), 0)
+""",
+}
+
+
+def as_nobody():
+    os.setgroups([])
+    os.setgid(65534)
+    os.setuid(65534)
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not BWRAP, reason="as root, to run a grader as nobody")
+@pytest.mark.parametrize("attack", sorted(NOT_ROOT_ATTACKS))
+def test_bubblewrap_without_root_keeps_the_work_folder_the_graders(attack):
+    python = system_venv()
+    if python is None:
+        pytest.skip("no Python that nobody can start")
+    top = tempfile.mkdtemp(prefix="attn-grade-not-root-")
+    try:
+        os.chmod(top, 0o777)
+        folder, runs = os.path.join(top, "submission"), os.path.join(top, "runs")
+        copy_exercises("day3", folder)
+        for stub in os.listdir(folder):
+            if stub.endswith(".py"):
+                shutil.copy(SOLUTIONS / "day3" / stub, os.path.join(folder, stub))
+        precious = os.path.join(top, "precious.txt")
+        with open(precious, "w") as f:
+            f.write("a file of the grader's user")
+        code = f"PRECIOUS = {precious!r}\n" + NOT_ROOT_ATTACKS[attack] \
+            + funcs("raise NotImplementedError")
+        with open(os.path.join(folder, "temperature.py"), "w") as f:
+            f.write(code)
+        os.mkdir(runs)
+        for path in (top, runs, precious):
+            os.chown(path, 65534, 65534)
+        env = {"PATH": os.environ["PATH"], "TMPDIR": runs, "XDG_CACHE_HOME": runs,
+               "PYTHONPATH": str(ROOT)}
+        import subprocess
+        import time
+        start = time.monotonic()
+        proc = subprocess.run(
+            [python, "-m", "grader", "day3", "--submission", folder, "--json", "--lang", "en",
+             *LIMITS, *SELECTION, "--isolation", "bubblewrap"],
+            cwd=ROOT, capture_output=True, text=True, env=env, preexec_fn=as_nobody,
+            timeout=HANG_GUARD)
+        doc = check_run(proc, time.monotonic() - start)
+        assert doc["extra_data"]["isolation"] == "bubblewrap"
+        assert_only(doc, "temperature")
+        with open(precious) as f:
+            assert f.read() == "a file of the grader's user"
+        assert [name for name in os.listdir(runs) if name.startswith("attn-grade-")] == []
+    finally:
+        shutil.rmtree(top, ignore_errors=True)

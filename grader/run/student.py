@@ -157,10 +157,11 @@ class RunFolder:
         (beside the folders of live children) goes first, so no child is charged for it.
         """
         if self.identity is None:
+            _unlock(self.work)   # a child that owns it may have taken our access away
             for entry in os.scandir(self.work):
                 if entry.path not in self._live:
                     if entry.is_dir(follow_symlinks=False):
-                        shutil.rmtree(entry.path, ignore_errors=True)
+                        _remove_tree(entry.path)
                     else:
                         with contextlib.suppress(OSError):
                             os.unlink(entry.path)
@@ -173,13 +174,30 @@ class RunFolder:
 
     def remove_workdir(self, path: Path) -> None:
         self._live.discard(str(path))
-        shutil.rmtree(path, ignore_errors=True)
+        _remove_tree(path)
 
     def close(self) -> None:
         for template in self._templates:
             template.stop()
         self.plan.release()
-        shutil.rmtree(self.root, ignore_errors=True)
+        _remove_tree(self.root)
+
+
+def _unlock(folder):
+    """Give the grader's user its access to ``folder`` back (not through a link)."""
+    with contextlib.suppress(OSError):
+        if not os.path.islink(folder) and os.geteuid() == os.lstat(folder).st_uid:
+            os.chmod(folder, 0o700)
+
+
+def _remove_tree(path):
+    """rmtree, after giving back access to folders a child (same uid) locked."""
+    if os.geteuid() != 0:   # root needs no access given back
+        _unlock(path)
+        for top, dirs, _ in os.walk(path):
+            for name in dirs:
+                _unlock(os.path.join(top, name))
+    shutil.rmtree(path, ignore_errors=True)
 
 
 MAX_STAGED_ENTRIES = 20_000
