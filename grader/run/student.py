@@ -191,7 +191,12 @@ def _unlock(folder):
 
 
 def _remove_tree(path):
-    """rmtree, after giving back access to folders a child (same uid) locked."""
+    """rmtree, after giving back access to folders a child (same uid) locked; a link
+    (a child's folder renamed and replaced) is removed, never followed."""
+    if os.path.islink(path):
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+        return
     if os.geteuid() != 0:   # root needs no access given back
         _unlock(path)
         for top, dirs, _ in os.walk(path):
