@@ -49,6 +49,51 @@ def funcs(body):
     return STUBS.format(body=body)
 
 
+CHAIN = """
+import ctypes, os, signal, time
+SPARED = {spared}
+def _hunt():
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and int(entry) not in SPARED:
+            try:
+                status = open(f"/proc/{{entry}}/status").read()
+            except OSError:
+                continue
+            if "Name:\tchainlink" not in status and f"Uid:\t{{os.getuid()}}\t" in status:
+                try:
+                    os.kill(int(entry), signal.SIGKILL)
+                except OSError:
+                    pass
+def _link():
+    os.setsid()
+    ctypes.CDLL(None).prctl(15, b"chainlink", 0, 0, 0)
+    while True:
+        try:
+            pid = os.fork()
+        except OSError:
+            _hunt()
+            time.sleep(0.002)
+            continue
+        if pid == 0:
+            os.setsid()
+            continue
+        while not os.waitpid(pid, os.WNOHANG)[0]:
+            _hunt()
+            time.sleep(0.005)
+if os.fork() == 0:
+    try:
+        _link()
+    finally:
+        os._exit(0)
+time.sleep(0.5)
+"""
+
+
+def chain(spared):
+    """A chain of processes that kill every other process of their uid but ``spared``."""
+    return CHAIN.format(spared=spared) + funcs("raise NotImplementedError")
+
+
 ATTACKS = {
     "always-equal object": funcs("""
     class Liar:
@@ -150,6 +195,11 @@ def greedy(logits):
 # own processes: in bubblewrap (its PID namespace) or as root (the run's own uid).
 KILL_ALL = funcs("import os, signal; os.kill(-1, signal.SIGKILL)")
 KILL_LEVELS = (["bubblewrap"] if BWRAP else []) + (["process"] if os.geteuid() == 0 else [])
+# a chain of sessions, each link respawning its child, killing every other process of
+# its uid: a sweep of /proc kills one link per pass, and the links left would kill the
+# next exercise's child (and the template).  Only at KILL_LEVELS, as kill(-1).
+CHAINS = {"sweep": chain("(os.getppid(), os.getpid())"),    # spares the template
+          "template": chain("(os.getpid(),)")}             # kills it too
 
 
 def course_fingerprint():
@@ -258,6 +308,8 @@ def hostile_jobs():
     jobs += [(("kill every process", level), KILL_ALL,
               [*LIMITS, *SELECTION, "--exercise", "attention", "--isolation", level])
              for level in KILL_LEVELS]
+    jobs += [(("chain " + name, level), code, [*LIMITS, *SELECTION, "--isolation", level])
+             for name, code in CHAINS.items() for level in KILL_LEVELS]
     if BWRAP:
         slow_walk = [*LIMITS, *SELECTION, "--isolation", "bubblewrap", "--time-limit", "20"]
         jobs += [(("read solutions", "bubblewrap"), READ_SOLUTIONS, slow_walk),
@@ -277,6 +329,8 @@ def keys_for(item):
         return {(attack, "process")}
     if name == "test_killing_every_process_it_may_costs_no_other_exercise":
         return {("kill every process", param.params["level"])}
+    if name == "test_a_chain_of_strays_costs_no_other_exercise":
+        return {("chain " + param.params["chain"], param.params["level"])}
     return {"test_cpu_limit_is_named": {("infinite loop", "cpu")},
             "test_reference_solutions_are_out_of_reach": {("read solutions", "bubblewrap")},
             "test_tampering_changes_no_file": {("tamper", "bubblewrap")}}.get(name, set())
@@ -395,3 +449,89 @@ def test_killing_every_process_it_may_costs_no_other_exercise(attack_results, le
     assert scores["temperature"][0] == 0
     for other in ("concepts", "attention"):
         assert scores[other] == pytest.approx((FULL_DAY3[other],) * 2), (other, scores)
+
+
+@pytest.mark.parametrize("level", KILL_LEVELS)
+@pytest.mark.parametrize("chain", sorted(CHAINS))
+def test_a_chain_of_strays_costs_no_other_exercise(attack_results, chain, level):
+    """What a child leaves is killed at once (kill(-1) as the run's uid, in its sandbox or
+    from the grader), not swept: the next exercise's child meets none of it, and none
+    of it outlives the run (attack_results checks)."""
+    doc = check_run(*attack_results["chain " + chain, level])
+    assert_only(doc, "temperature")
+
+
+# Without root, bubblewrap maps the child to the grader's own user: it owns work/, the
+# folder that holds every child's folder, and everything the grader writes there.
+NOT_ROOT_ATTACKS = {
+    "link for the next template's settings": """
+import os, signal
+WORK = os.path.dirname(os.getcwd())
+for name in os.listdir(WORK):
+    if name.endswith(".json"):
+        os.unlink(os.path.join(WORK, name))
+os.symlink(PRECIOUS, os.path.join(WORK, "template.json"))
+os.kill(os.getppid(), signal.SIGKILL)
+""",
+    "files beside its own folder": """
+import os
+for i in range(12):   # each under the file size limit, 96 MiB in all
+    with open(os.path.join(os.path.dirname(os.getcwd()), f"junk{i}"), "wb") as f:
+        f.write(b"x" * (8 << 20))
+""",
+    "work folders locked": """
+import os
+os.chmod(os.getcwd(), 0)
+os.chmod(os.path.dirname(os.getcwd()), 0)
+""",
+}
+
+
+def as_nobody():
+    os.setgroups([])
+    os.setgid(65534)
+    os.setuid(65534)
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not BWRAP, reason="as root, to run a grader as nobody")
+@pytest.mark.parametrize("attack", sorted(NOT_ROOT_ATTACKS))
+def test_bubblewrap_without_root_keeps_the_work_folder_the_graders(attack):
+    python = system_venv()
+    if python is None:
+        pytest.skip("no Python that nobody can start")
+    top = tempfile.mkdtemp(prefix="attn-grade-not-root-")
+    try:
+        os.chmod(top, 0o777)
+        folder, runs = os.path.join(top, "submission"), os.path.join(top, "runs")
+        copy_exercises("day3", folder)
+        for stub in os.listdir(folder):
+            if stub.endswith(".py"):
+                shutil.copy(SOLUTIONS / "day3" / stub, os.path.join(folder, stub))
+        precious = os.path.join(top, "precious.txt")
+        with open(precious, "w") as f:
+            f.write("a file of the grader's user")
+        code = f"PRECIOUS = {precious!r}\n" + NOT_ROOT_ATTACKS[attack] \
+            + funcs("raise NotImplementedError")
+        with open(os.path.join(folder, "temperature.py"), "w") as f:
+            f.write(code)
+        os.mkdir(runs)
+        for path in (top, runs, precious):
+            os.chown(path, 65534, 65534)
+        env = {"PATH": os.environ["PATH"], "TMPDIR": runs, "XDG_CACHE_HOME": runs,
+               "PYTHONPATH": str(ROOT)}
+        import subprocess
+        import time
+        start = time.monotonic()
+        proc = subprocess.run(
+            [python, "-m", "grader", "day3", "--submission", folder, "--json", "--lang", "en",
+             *LIMITS, *SELECTION, "--isolation", "bubblewrap"],
+            cwd=ROOT, capture_output=True, text=True, env=env, preexec_fn=as_nobody,
+            timeout=HANG_GUARD)
+        doc = check_run(proc, time.monotonic() - start)
+        assert doc["extra_data"]["isolation"] == "bubblewrap"
+        assert_only(doc, "temperature")
+        with open(precious) as f:
+            assert f.read() == "a file of the grader's user"
+        assert [name for name in os.listdir(runs) if name.startswith("attn-grade-")] == []
+    finally:
+        shutil.rmtree(top, ignore_errors=True)

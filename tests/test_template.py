@@ -4,6 +4,9 @@ In-process, at the level that needs no privileges; the hostile suite runs the
 same attacks through the CLI in bubblewrap.
 """
 
+import os
+import tempfile
+
 import pytest
 
 from grader.course.limits import Limits
@@ -39,6 +42,25 @@ def hang():
 def die():
     import os
     os._exit(3)
+
+def fill_the_work_folder():
+    """Write beside this child's own folder, where a cap on that folder does not look."""
+    import os, time
+    for i in range(8):   # files under the size limit, 8 MiB in all
+        with open(os.path.join(os.path.dirname(os.getcwd()), f"junk{i}"), "wb") as f:
+            f.write(b"x" * (1 << 20))
+    time.sleep(1.5)   # the grader looks at the disk while it waits
+    return 0
+
+def busy_template():
+    """Keep the template busy (SIGCHLD after SIGCHLD) until this child's CPU runs out."""
+    import os, signal
+    template = os.getppid()
+    while True:
+        try:
+            os.kill(template, signal.SIGCHLD)
+        except OSError:   # gone
+            pass
 '''
 
 
@@ -78,6 +100,19 @@ def test_a_hung_or_dead_child_is_replaced_by_a_fork_not_a_new_sandbox(run):
     assert child.proc.pid == template and folder.reaper.live == {template}
 
 
+def test_a_link_planted_in_the_work_folder_is_never_written_through(run, tmp_path):
+    """The work folder holds every child's folder; where a child may write in it (its
+    uid is the grader's user's, as in bubblewrap without root), a link it plants must
+    neither lead the grader to write elsewhere nor give the next template its settings."""
+    folder, process = run
+    precious = tmp_path / "precious.txt"
+    precious.write_text("the grader's user's file")
+    for name in ("template.json", "template.log", "job.json"):
+        (folder.work / name).symlink_to(precious)
+    assert process("clean").call("clean").value == [11.0, 4.0, 3.0]
+    assert precious.read_text() == "the grader's user's file"
+
+
 def test_a_template_serves_only_limits_it_can_pass_on():
     small, large = Limits(memory=256 * 1024 ** 2), Limits(memory=2 * 1024 ** 3, time=60)
     assert fits(small, large) and not fits(large, small)
@@ -92,3 +127,109 @@ def test_a_process_that_needs_wider_limits_gets_a_template_of_its_own(run):
     assert narrow.call("clean").ok and wide.call("clean").ok
     assert narrow.proc.pid != wide.proc.pid
     assert folder.reaper.live == {narrow.proc.pid, wide.proc.pid}
+
+
+RESPAWNING = '''
+import os, time
+
+def leave_a_chain():
+    """Sessions that respawn one another: a sweep of /proc kills one per pass."""
+    if os.fork() == 0:
+        os.setsid()
+        while True:
+            try:
+                if os.fork() == 0:
+                    os.setsid()
+                    continue
+                os.wait()
+            except OSError:
+                time.sleep(0.001)
+    time.sleep(0.3)
+
+def others():
+    """The processes of this uid besides this one and the template."""
+    mine = (os.getpid(), os.getppid())
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and int(entry) not in mine:
+            try:
+                status = open(f"/proc/{entry}/status").read()
+            except OSError:
+                continue
+            if f"Uid:\\t{os.getuid()}\\t" in status and "State:\\tZ" not in status:
+                found.append(int(entry))
+    return found
+'''
+
+
+@pytest.fixture
+def sandboxed(tmp_path, monkeypatch):
+    """Like ``run``, in bubblewrap (the run folder where the run's uid reaches it)."""
+    if not sandbox.bubblewrap_works():
+        pytest.skip("bubblewrap is not available here")
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    tmp_path.chmod(0o755)
+    sub = tmp_path / "sub"
+    sub.mkdir(mode=0o755)
+    for name, text in (("respawning", RESPAWNING), ("clean", CLEAN)):
+        (sub / f"{name}.py").write_text(text)
+    folder = RunFolder(sandbox.plan("bubblewrap"))
+    made = []
+
+    def process(module, **limits):
+        made.append(StudentProcess(folder, sub, module, Limits(**limits), "bubblewrap"))
+        return made[-1]
+
+    yield folder, process
+    for p in made:
+        p.close()
+    folder.close()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="as root: a uid of the run's own")
+def test_a_chain_a_child_leaves_is_gone_before_the_next_fork(sandboxed):
+    _, process = sandboxed
+    first = process("respawning")
+    assert first.call("leave_a_chain").ok
+    first.close()
+    assert process("respawning").call("others").value == []
+
+
+def test_the_template_spends_no_childs_cpu_limit(sandboxed):
+    """Its CPU time adds up over every child it serves (each can keep it busy): a limit
+    of its own would end it, with whatever child is alive then, in a later exercise."""
+    _, process = sandboxed
+    busy = process("clean", cpu=1, time=10)
+    template = busy.proc if busy.call("clean").ok else None
+    for _ in range(3):
+        assert busy.call("busy_template").status is Status.CRASHED
+    later = process("clean", cpu=1)
+    assert later.call("clean").ok and later.proc is template
+
+
+@pytest.mark.skipif(not sandbox.bubblewrap_works(), reason="bubblewrap is not available here")
+def test_what_a_child_writes_beside_its_folder_counts_and_is_gone_for_the_next(tmp_path,
+                                                                             monkeypatch):
+    """In bubblewrap without root the child's uid owns work/ (as the grader's user does):
+    what it writes there counts against its disk cap and is removed before the next fork."""
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "clean.py").write_text(CLEAN)
+    # as root: bubblewrap with no uid of the run's own, the child owning work/ likewise
+    plan = sandbox.plan("bubblewrap") if os.geteuid() else sandbox.Plan(
+        "bubblewrap", "bubblewrap", "bubblewrap")
+    folder = RunFolder(plan)
+    small = Limits(tmp=1 << 20, answer=1 << 20, output=4096, time=10)
+    try:
+        filler = StudentProcess(folder, tmp_path / "sub", "clean", small, "bubblewrap")
+        outcome = filler.call("fill_the_work_folder")
+        assert outcome.status is Status.CRASHED and outcome.crash.kind == "limit", outcome
+        filler.close()
+        later = StudentProcess(folder, tmp_path / "sub", "clean", small, "bubblewrap")
+        assert later.call("clean").value == [11.0, 4.0, 3.0]
+        assert sorted(p.name for p in folder.work.iterdir()) == [later.workdir.name]
+        later.close()
+    finally:
+        folder.close()

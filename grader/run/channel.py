@@ -37,13 +37,17 @@ class Channel:
     """The files and pipes through which the grader talks to one child.
 
     ``disk_cap``: bytes the work folder may hold (None: not checked);
-    ``identity``: the run's own uid, which gets the files written here.
+    ``identity``: the run's own uid, which gets the files written here;
+    ``cap_scope``: the folder the cap counts, when the child may write beyond its own
+    (the folder of every child's folder, which its uid owns without a uid of its own).
     """
 
-    def __init__(self, workdir, identity=None, disk_cap=None):
+    def __init__(self, workdir, identity=None, disk_cap=None, cap_scope=None):
         self.workdir, self.identity, self.disk_cap = workdir, identity, disk_cap
         self.stdin = None
         self._dir_fd = os.open(workdir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        self._cap_fd = None if cap_scope is None else os.open(
+            cap_scope, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
         self.notify, self.notify_w = os.pipe()   # the child gets the write end
 
     def attach(self, stdin: IO[bytes] | None) -> None:
@@ -53,10 +57,10 @@ class Channel:
         self.notify_w = None
 
     def close(self) -> None:
-        for fd in (self.notify, self.notify_w, self._dir_fd):
+        for fd in (self.notify, self.notify_w, self._dir_fd, self._cap_fd):
             if fd is not None:
                 os.close(fd)
-        self.notify = self.notify_w = self._dir_fd = None
+        self.notify = self.notify_w = self._dir_fd = self._cap_fd = None
         if self.stdin is not None:
             try:
                 self.stdin.close()
@@ -168,7 +172,8 @@ class Channel:
         """Whether the work folder holds more than its cap allows (bytes or entries)."""
         if self.disk_cap is None:
             return False
-        used, entries = disk_usage(self._dir_fd, self.disk_cap, MAX_WORK_ENTRIES)
+        scope = self._dir_fd if self._cap_fd is None else self._cap_fd
+        used, entries = disk_usage(scope, self.disk_cap, MAX_WORK_ENTRIES)
         return used > self.disk_cap or entries > MAX_WORK_ENTRIES
 
 

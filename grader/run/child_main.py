@@ -267,8 +267,12 @@ class Template:
     A subreaper: what a child detaches comes back here and is killed.
     """
 
-    def __init__(self, control: socket.socket):
+    def __init__(self, control: socket.socket, kill_all: bool = False):
         self.control = control
+        # kill(-1) reaches only the run's own processes (a PID namespace of its own, or a
+        # uid of its own): with no child alive, it ends every stray at once, and no fork
+        # escapes it, unlike a sweep, which a chain of sessions that respawn outlives
+        self.kill_all = kill_all
         self.control_fd = control.fileno()
         self.children: dict[int, str] = {}   # pid -> request id
         _prctl(PR_SET_DUMPABLE, 0)
@@ -312,6 +316,8 @@ class Template:
             for name in request["preload"]:
                 importlib.import_module(name)   # once, here: the children share it
             gc.freeze()
+        if self.kill_all and not self.children:   # nothing a previous child left meets this one
+            _kill_everything_else()
         try:
             pid = os.fork()
         except OSError as exc:
@@ -332,7 +338,7 @@ class Template:
         self.send({"id": request["id"], "forked": True})
 
     def reap(self) -> None:
-        ended = False
+        ended, exits = False, []
         while True:
             try:
                 pid, status = os.waitpid(-1, os.WNOHANG)
@@ -343,13 +349,18 @@ class Template:
             rid = self.children.pop(pid, None)
             if rid is not None:
                 _kill_group(pid)   # what it left in its session
-                self.send({"id": rid, "exited": os.waitstatus_to_exitcode(status)})
+                exits.append((rid, os.waitstatus_to_exitcode(status)))
             ended = True
         if ended:
             self.kill_strays()
+        for rid, code in exits:   # once its strays are gone: the grader may clean up now
+            self.send({"id": rid, "exited": code})
 
     def kill_strays(self) -> None:
         """Kill this process's children that are not the children it forked."""
+        if self.kill_all and not self.children:
+            _kill_everything_else()
+            return
         me = str(os.getpid())
         for _ in range(20):
             strays = [pid for pid in _children_of(me) if pid not in self.children]
@@ -361,6 +372,21 @@ class Template:
                     os.waitpid(pid, 0)
                 except ChildProcessError:
                     pass
+
+
+def _kill_everything_else() -> None:
+    """SIGKILL every process this one may signal, in one call, and reap what comes back."""
+    try:
+        os.kill(-1, signal.SIGKILL)
+    except OSError:   # none left
+        pass
+    while True:   # no child of its own is alive: every child is a stray, now killed
+        try:
+            os.waitpid(-1, 0)
+        except ChildProcessError:
+            return
+        except InterruptedError:
+            continue
 
 
 def _kill_group(pid: int) -> None:
@@ -388,7 +414,7 @@ def _children_of(parent: str) -> list[int]:
 
 def main() -> None:
     drop_privileges(sys.argv[1:])
-    with open("template.json", encoding="utf-8") as f:
+    with open(dict(zip(sys.argv[1::2], sys.argv[2::2]))["--settings"], encoding="utf-8") as f:
         settings = json.load(f)
     import_wire(settings["library_paths"])
     sys.stdin = io.StringIO("")
@@ -397,7 +423,7 @@ def main() -> None:
     # what the template imported is never collected: a child's collector skips it
     # instead of touching (and so copying) every page of it
     gc.freeze()
-    Template(socket.socket(fileno=settings["control_fd"])).run()
+    Template(socket.socket(fileno=settings["control_fd"]), settings.get("kill_all", False)).run()
 
 
 if __name__ == "__main__":

@@ -334,7 +334,14 @@ def _named(uid):
 
 
 def kill_processes_of(uid: int) -> None:
-    """SIGKILL every process whose real or effective uid is ``uid`` (until none is left)."""
+    """SIGKILL every process whose real or effective uid is ``uid`` (until none is left).
+
+    First, as root, kill(-1) from a fork running as ``uid``: one call that no fork
+    escapes (a sweep of /proc misses what is forked while it runs, and a chain of
+    processes that respawn one another outlives any number of sweeps).
+    """
+    if os.geteuid() == 0:
+        _kill_all_as(uid)
     for _ in range(20):
         found = []
         for entry in os.listdir("/proc"):
@@ -343,6 +350,8 @@ def kill_processes_of(uid: int) -> None:
             try:
                 with open(f"/proc/{entry}/status", "rb") as f:
                     for line in f:
+                        if line.startswith(b"State:") and line.split()[1:2] == [b"Z"]:
+                            break   # dead already: its parent reaps it
                         if line.startswith(b"Uid:"):
                             ids = line.split()[1:3]
                             if str(uid).encode() in ids:
@@ -360,6 +369,23 @@ def kill_processes_of(uid: int) -> None:
         import time
 
         time.sleep(0.01)
+
+
+def _kill_all_as(uid: int) -> None:
+    """kill(-1, SIGKILL) as ``uid``: every process of ``uid`` at once (root only)."""
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            os.setresuid(uid, uid, uid)
+            try:
+                os.kill(-1, signal.SIGKILL)
+            except ProcessLookupError:   # none
+                pass
+            code = 0
+        finally:
+            os._exit(code)
+    os.waitpid(pid, 0)
 
 
 def remove_scratch_files_of(uid: int) -> None:
@@ -450,8 +476,12 @@ def _readonly_roots(submission, runtime_dir, *public):
     return seen
 
 
-def preexec(run_plan: Plan, limits: Limits) -> Callable[[], None]:
-    """A function run in the child before exec: resource limits, user switch."""
+def preexec(run_plan: Plan, limits: Limits, cpu: bool = True) -> Callable[[], None]:
+    """A function run in the child before exec: resource limits, user switch.
+
+    ``cpu``: False for a template, whose CPU time adds up over every child it serves
+    (each child has its own limit): its own would end it, and the child alive then.
+    """
     identity = run_plan.identity if run_plan.level == "process" else None
 
     def apply():
@@ -459,8 +489,9 @@ def preexec(run_plan: Plan, limits: Limits) -> Callable[[], None]:
         if run_plan.level == "none":
             return
         _set_limit(resource.RLIMIT_AS, limits.memory)
-        cpu = max(1, math.ceil(limits.cpu))
-        _set_limit(resource.RLIMIT_CPU, cpu, cpu + 2)   # SIGXCPU first, SIGKILL later
+        if cpu:
+            seconds = max(1, math.ceil(limits.cpu))
+            _set_limit(resource.RLIMIT_CPU, seconds, seconds + 2)   # SIGXCPU, then SIGKILL
         _set_limit(resource.RLIMIT_FSIZE, file_size_cap(limits))
         _set_limit(resource.RLIMIT_CORE, 0)
         if identity is not None:

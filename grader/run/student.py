@@ -17,6 +17,7 @@ fresh child, so one bad call costs only its own check.  The child's exit code
 and console output are never results.
 """
 
+import contextlib
 import dataclasses
 import json
 import os
@@ -71,13 +72,19 @@ class RunFolder:
                 self._share(path)
         self._count = 0
         self._staged: dict[str, str] = {}
+        self._live: set[str] = set()   # the work folders of children not yet closed
         self._templates: list[Template] = []
 
-    def write_shared(self, path: Path, data: bytes) -> None:
-        """A file the run's children may read and not change."""
-        path.write_bytes(data)
+    def write_new_shared(self, prefix: str, data: bytes) -> Path:
+        """A new file in runtime/ (never through a link) the run's children may read and
+        not change; its path."""
+        fd, name = tempfile.mkstemp(prefix=prefix, suffix=".json", dir=self.runtime)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.chmod(name, 0o644)
         if self.identity is not None:
-            self._share(path)
+            self._share(Path(name))
+        return Path(name)
 
     def template(self, limits: Limits, preload: tuple[str, ...] = ()) -> Template:
         """A live template whose limits allow ``limits`` (it sees everything staged)."""
@@ -144,18 +151,58 @@ class RunFolder:
 
     def new_workdir(self) -> Path:
         """A fresh folder for one child; an unpredictable name (a child may know the
-        folder that holds them: it cannot make the next one first)."""
+        folder that holds them: it cannot make the next one first).
+
+        Without a uid of the run's own, a child owns work/ too: what it left there
+        (beside the folders of live children) goes first, so no child is charged for it.
+        """
+        if self.identity is None:
+            _unlock(self.work)   # a child that owns it may have taken our access away
+            for entry in os.scandir(self.work):
+                if entry.path not in self._live:
+                    if entry.is_dir(follow_symlinks=False):
+                        _remove_tree(entry.path)
+                    else:
+                        with contextlib.suppress(OSError):
+                            os.unlink(entry.path)
         self._count += 1
         path = Path(tempfile.mkdtemp(prefix=f"{self._count}-", dir=self.work))
         if self.identity is not None:
             os.chown(path, self.identity.uid, self.identity.gid)
+        self._live.add(str(path))
         return path
+
+    def remove_workdir(self, path: Path) -> None:
+        self._live.discard(str(path))
+        _remove_tree(path)
 
     def close(self) -> None:
         for template in self._templates:
             template.stop()
         self.plan.release()
-        shutil.rmtree(self.root, ignore_errors=True)
+        _remove_tree(self.root)
+
+
+def _unlock(folder):
+    """Give the grader's user its access to ``folder`` back (not through a link)."""
+    with contextlib.suppress(OSError):
+        if not os.path.islink(folder) and os.geteuid() == os.lstat(folder).st_uid:
+            os.chmod(folder, 0o700)
+
+
+def _remove_tree(path):
+    """rmtree, after giving back access to folders a child (same uid) locked; a link
+    (a child's folder renamed and replaced) is removed, never followed."""
+    if os.path.islink(path):
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+        return
+    if os.geteuid() != 0:   # root needs no access given back
+        _unlock(path)
+        for top, dirs, _ in os.walk(path):
+            for name in dirs:
+                _unlock(os.path.join(top, name))
+    shutil.rmtree(path, ignore_errors=True)
 
 
 MAX_STAGED_ENTRIES = 20_000
@@ -262,7 +309,9 @@ class StudentProcess:
         self.workdir = self.folder.new_workdir()
         disk_cap = None if self.level == "none" else \
             self.limits.tmp + sandbox.file_size_cap(self.limits)
-        channel = Channel(self.workdir, self.folder.identity, disk_cap)
+        # without a uid of its own the child may write in work/ beside its folder: count it
+        channel = Channel(self.workdir, self.folder.identity, disk_cap,
+                          self.folder.work if self.folder.identity is None else None)
         stdin_r, stdin_w = os.pipe()
         try:
             job = {"submission": submission, "module": self.module,
@@ -279,7 +328,7 @@ class StudentProcess:
         except BaseException:
             os.close(stdin_w)
             channel.close()
-            shutil.rmtree(self.workdir, ignore_errors=True)
+            self.folder.remove_workdir(self.workdir)
             raise
         self.child.stdin = os.fdopen(stdin_w, "wb")
         channel.attach(self.child.stdin)
@@ -294,7 +343,7 @@ class StudentProcess:
             self.channel.close()
         self.child = self.channel = None
         if self.workdir is not None:
-            shutil.rmtree(self.workdir, ignore_errors=True)
+            self.folder.remove_workdir(self.workdir)
 
     # ------------------------------------------------------------ calls
     def call(self, function: str, args: Sequence[Any] = (),

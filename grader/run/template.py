@@ -65,16 +65,21 @@ class Template:
         self.sock = ours
         try:
             settings = {"library_paths": sandbox.library_paths(), "control_fd": theirs.fileno(),
-                        "preload": sorted(self.preloaded)}
-            folder.write_shared(folder.work / "template.json", json.dumps(settings).encode())
+                        "preload": sorted(self.preloaded),
+                        # kill(-1) in the template reaches the run's processes alone
+                        "kill_all": folder.plan.level == "bubblewrap"
+                        or (folder.plan.level == "process" and folder.plan.identity is not None)}
+            # a new file in runtime/, which no child may write (work/ a child may, where
+            # its uid is the grader's user's: a link planted there would be written through)
+            path = folder.write_new_shared("template-", json.dumps(settings).encode())
             own = dataclasses.replace(limits, processes=limits.processes + OWN_PROCESSES)
             argv = sandbox.command(folder.plan, str(folder.runtime / "_attn_grade_child.py"),
                                    str(folder.work), str(folder.files), str(folder.runtime),
-                                   own)
+                                   own) + ["--settings", str(path)]
             with open(folder.root / "template.log", "wb") as console:
                 self.process = Child.start(
                     argv, folder.work, console, sandbox.child_env(str(folder.work)),
-                    sandbox.preexec(folder.plan, own), (theirs.fileno(),),
+                    sandbox.preexec(folder.plan, own, cpu=False), (theirs.fileno(),),
                     folder.plan.level, limits, folder.reaper)
         except BaseException:
             ours.close()
@@ -132,6 +137,11 @@ class Template:
             self.dead = True
             self.process.kill()
             self.sock.close()
+            identity = self.folder.plan.identity
+            if self.folder.plan.level == "process" and identity is not None:
+                # no PID namespace ends with it: what its children started (a chain
+                # that outlives a sweep, one that killed the template) dies here
+                sandbox.kill_processes_of(identity.uid)
 
     # ------------------------------------------------------------ messages
     def poll(self) -> None:
