@@ -21,6 +21,17 @@ EXERCISES = ROOT / "exercises"
 HANG_GUARD = 100
 
 
+def pytest_configure(config):
+    """Compile the grader once (and solutions/, which the grader imports): every CLI run
+    the tests start would otherwise compile it again where PYTHONDONTWRITEBYTECODE is set,
+    as a user's Python, which writes bytecode, does not."""
+    import compileall
+
+    if not hasattr(config, "workerinput"):   # the xdist controller, or a run without it
+        for folder in ("grader", "solutions"):
+            compileall.compile_dir(ROOT / folder, quiet=1)
+
+
 def run_cli(*args, cwd=ROOT, timeout=120, python=None, env=None):
     """Run ``attn-grade`` as a user would; returns the CompletedProcess."""
     return subprocess.run([python or sys.executable, "-m", "grader", *map(str, args)], cwd=cwd,

@@ -195,6 +195,9 @@ def greedy(logits):
 # own processes: in bubblewrap (its PID namespace) or as root (the run's own uid).
 KILL_ALL = funcs("import os, signal; os.kill(-1, signal.SIGKILL)")
 KILL_LEVELS = (["bubblewrap"] if BWRAP else []) + (["process"] if os.geteuid() == 0 else [])
+# the process level repeats what the default level shows: .ci/run's slow step
+KILL_PARAMS = [pytest.param(level, marks=pytest.mark.slow) if level == "process" else level
+               for level in KILL_LEVELS]
 # a chain of sessions, each link respawning its child, killing every other process of
 # its uid: a sweep of /proc kills one link per pass, and the links left would kill the
 # next exercise's child (and the template).  Only at KILL_LEVELS, as kill(-1).
@@ -438,7 +441,7 @@ def test_tampering_changes_no_file(attack_results):
     assert outputs and all("ValueError: touched 0 files" in o for o in outputs), outputs
 
 
-@pytest.mark.parametrize("level", KILL_LEVELS)
+@pytest.mark.parametrize("level", KILL_PARAMS)
 def test_killing_every_process_it_may_costs_no_other_exercise(attack_results, level):
     """The run's exercises share one sandbox (its template forks each child), but only
     one child is alive at a time: kill(-1) reaches the template at most, and the next
@@ -451,6 +454,7 @@ def test_killing_every_process_it_may_costs_no_other_exercise(attack_results, le
         assert scores[other] == pytest.approx((FULL_DAY3[other],) * 2), (other, scores)
 
 
+@pytest.mark.slow   # chains burn both cores for seconds at a time: .ci/run's slow step
 @pytest.mark.parametrize("level", KILL_LEVELS)
 @pytest.mark.parametrize("chain", sorted(CHAINS))
 def test_a_chain_of_strays_costs_no_other_exercise(attack_results, chain, level):
