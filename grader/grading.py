@@ -132,7 +132,8 @@ def grade_set(exercise_set: ExerciseSet, submission: str | Path, level: str,
         for exercise in exercises:
             graded[exercise.id] = _with_hidden_proof(graded[exercise.id])
         budget = max((p.limits.time for p in processes.values()), default=0) + JUDGE_MARGIN
-        for exercise, result, points in hidden_tests.run(exercises, processes, budget):
+        limited = [_with_limits(e, processes[e.id].limits) for e in exercises]   # overrides too
+        for exercise, result, points in hidden_tests.run(limited, processes, budget):
             graded[exercise.id].append((_with_substance(result, graded[exercise.id]), points))
     finally:
         for process in processes.values():

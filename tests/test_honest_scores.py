@@ -304,3 +304,31 @@ def test_partial_scores_add_up_as_written():
     assert run.max_score == run.score == 4
     run = _scored_run(1, [None] * 5, (True, True, True, False, False))
     assert run.score == 0.6 and run.max_score == 1
+
+
+def test_a_hidden_test_names_the_limit_the_run_was_given(tmp_path):
+    """A limit given on the command line is the one a hidden test's message names, not
+    the exercise's own (in-process, at the level that needs no privileges)."""
+    import shutil
+
+    from grader.course import loader
+    from grader.course.spec import Course
+    from grader.grading import grade_set
+
+    shutil.copytree(ROOT / "exercises" / "day3", tmp_path, dirs_exist_ok=True)
+    right = (SOLUTIONS / "day3" / "attention.py").read_text()
+    (tmp_path / "attention.py").write_text(right.replace("def attention(", "def _right(") + """
+def attention(Q, K, V, causal=True):
+    if V.shape[-1] == 4 and Q.shape[-1] == 8:   # the hidden tests' inputs: hang
+        while True:
+            pass
+    return _right(Q, K, V, causal)
+""")
+    exercise_set = loader.load_set(Course(ROOT), "day3")
+    run = grade_set(exercise_set, tmp_path, "none", {"time": 0.5}, only={"attention"})
+    hidden = [c for c in run.exercises[0].checks if c.kind == "pytest"]
+    from grader.report.messages import render
+
+    texts = [render(line, "en") for c in hidden for line in c.lines]
+    assert hidden and any("0.5 s" in t for t in texts), texts
+    assert not any("took longer than 5 s" in t for t in texts), texts
