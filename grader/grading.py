@@ -15,7 +15,7 @@ from typing import Any
 from .course import cache
 from .course.limits import Limits
 from .course.spec import Course, Exercise, ExerciseSet
-from .judge import hidden_tests
+from .judge import hidden_tests as pytest_checks
 from .judge.check import check_fields, judge_bounded, load_lines
 from .judge.msg import Msg
 from .judge.points import resolve_points
@@ -79,14 +79,15 @@ def grade_set(exercise_set: ExerciseSet, submission: str | Path, level: str,
               limit_overrides: dict[str, Any] | None = None,
               only: Collection[str] | None = None, required: str | None = None,
               student: str | None = None, variants: dict[str, int] | None = None,
-              warm: Warm | None = None) -> RunResult:
+              warm: Warm | None = None, hidden_tests: bool = True) -> RunResult:
     """Grade ``submission`` (a folder of stub files) against ``exercise_set``.
 
     ``required``: the weakest isolation acceptable (sandbox.RANKS); a weaker
     run raises sandbox.IsolationError before any student code runs.
     ``student``: whose numbers the exercises with variants use (none: the notes');
     ``variants``: exercise id -> variant index, overriding that (dev check);
-    ``warm``: state kept from earlier gradings (see Warm).
+    ``warm``: state kept from earlier gradings (see Warm); ``hidden_tests`` False
+    leaves the hidden pytest checks out (dev check, when the YAML checks already decide).
     """
     start = time.monotonic()
     submission = Path(submission).resolve()
@@ -132,8 +133,9 @@ def grade_set(exercise_set: ExerciseSet, submission: str | Path, level: str,
         for exercise in exercises:
             graded[exercise.id] = _with_hidden_proof(graded[exercise.id])
         budget = max((p.limits.time for p in processes.values()), default=0) + JUDGE_MARGIN
-        limited = [_with_limits(e, processes[e.id].limits) for e in exercises]   # overrides too
-        for exercise, result, points in hidden_tests.run(limited, processes, budget):
+        limited = [_with_limits(e, processes[e.id].limits) for e in exercises   # overrides too
+                   if hidden_tests]
+        for exercise, result, points in pytest_checks.run(limited, processes, budget):
             graded[exercise.id].append((_with_substance(result, graded[exercise.id]), points))
     finally:
         for process in processes.values():

@@ -95,8 +95,8 @@ def check_set(course: Course, set_id: str, level: str, seeds: Sequence[int] = SE
               only: Collection[str] | None = None, stand_ins: bool = True,
               parts: Sequence[str] = PARTS) -> list[Finding]:
     """``only``: exercise ids to grade (None: all); files are always all checked.
-    ``parts``: "proofs" (files, stubs, references, variants, stand-ins) and/or
-    "wrong versions"."""
+    ``parts``: "proofs" (files, stubs, references, stand-ins) and/or "wrong versions"
+    (and the variants' references)."""
     try:
         exercise_set = spec_loader.load_set(course, set_id)
     except CourseError as exc:
@@ -112,12 +112,12 @@ def check_set(course: Course, set_id: str, level: str, seeds: Sequence[int] = SE
             reference_runs: dict[str, ExerciseResult] = {}
             findings += solutions_pass(course, set_id, level, seeds, only, reference_runs,
                                        warm)
-            findings += variants_pass(exercise_set, level, only, warm)
             if stand_ins:
                 findings += stand_ins_score_nothing(exercise_set, level, reference_runs,
                                                     only, warm)
         if "wrong versions" in parts:
             findings += wrong_versions_caught(exercise_set, level, only, warm)
+            findings += variants_pass(exercise_set, level, only, warm)
     except CourseError as exc:
         findings.append(Finding(set_id, "", f"grading failed: {exc}"))
     finally:
@@ -163,12 +163,17 @@ def solutions_pass(course: Course, set_id: str, level: str, seeds: Sequence[int]
                    only: Collection[str] | None = None,
                    keep: dict[str, ExerciseResult] | None = None,
                    warm: Warm | None = None) -> list[Finding]:
-    """``keep``: a dict that receives the first seed's ExerciseResult of each exercise."""
+    """``keep``: a dict that receives the first seed's ExerciseResult of each exercise.
+
+    A seed changes the YAML checks' drawn inputs, not the hidden pytest files (they
+    seed their own draws): those run with the first seed only.
+    """
     out: list[Finding] = []
     margins: dict[tuple[str, str], float] = {}
     for seed in seeds:
         exercise_set = spec_loader.load_set(course, set_id, seed_offset=seed)
-        run = grade_set(exercise_set, exercise_set.solutions_dir, level, only=only, warm=warm)
+        run = grade_set(exercise_set, exercise_set.solutions_dir, level, only=only, warm=warm,
+                        hidden_tests=seed == seeds[0])
         if keep is not None and seed == seeds[0]:
             keep.update({e.exercise.id: e for e in run.exercises})
         for e in run.exercises:
@@ -205,7 +210,7 @@ def wrong_versions_caught(exercise_set: ExerciseSet, level: str,
                 label = f"wrong version {m.wrong} (as {function})" + (
                     f" on variant {exercise.variant}" if exercise.variant else "")
                 checks = _grade_wrong_version(exercise_set, exercise, m.wrong, function, level,
-                                              warm)
+                                              warm, m.tag)
                 failed = [c for c in checks if not c.passed]
                 if not failed:
                     out.append(Finding(exercise_set.id, exercise.id, f"{label} escapes every "
@@ -226,13 +231,28 @@ def _shadowed_rules(set_id, exercise_id, label, tag, failed):
                                          f"only {tag!r} is reported", problem=False)]
 
 
-def _grade_wrong_version(exercise_set, exercise, wrong, function, level, warm=None):
+def _grade_wrong_version(exercise_set, exercise, wrong, function, level, warm=None,
+                         tag=None):
+    """The checks of a submission with ``wrong`` in place of ``function``.
+
+    With a ``tag``, the YAML checks go first: when a failed one already carries the
+    tag, the hidden pytest checks cannot change the verdict and are left out (each is
+    a pytest session); otherwise the submission is graded whole.
+    """
     with tempfile.TemporaryDirectory(prefix="attn-grade-wrong-") as tmp:
         folder = _wrong_submission(exercise_set, exercise, wrong, function,
                                    Path(tmp) / "submission")
-        run = grade_set(exercise_set, folder, level, only={exercise.id},
-                        variants={exercise.id: exercise.variant}, warm=warm)
-    return [c for e in run.exercises for c in e.checks]
+
+        def grade(hidden):
+            run = grade_set(exercise_set, folder, level, only={exercise.id},
+                            variants={exercise.id: exercise.variant}, warm=warm,
+                            hidden_tests=hidden)
+            return [c for e in run.exercises for c in e.checks]
+
+        checks = grade(hidden=tag is None)
+        if tag is not None and not any(not c.passed and tag in c.tags for c in checks):
+            checks = grade(hidden=True)
+    return checks
 
 
 def _each_variant(exercise):
