@@ -4,6 +4,7 @@ In-process, at the level that needs no privileges; the hostile suite runs the
 same attacks through the CLI in bubblewrap.
 """
 
+import contextlib
 import os
 import tempfile
 
@@ -64,21 +65,30 @@ def busy_template():
 '''
 
 
+@contextlib.contextmanager
+def run_folder(level, submission):
+    """(a run folder, a maker of its student processes); all closed at the end."""
+    folder = RunFolder(sandbox.plan(level))
+    made = []
+
+    def process(module, **limits):
+        made.append(StudentProcess(folder, submission, module, Limits(**limits), level))
+        return made[-1]
+
+    try:
+        yield folder, process
+    finally:
+        for p in made:
+            p.close()
+        folder.close()
+
+
 @pytest.fixture
 def run(tmp_path):
     (tmp_path / "patches.py").write_text(PATCHES)
     (tmp_path / "clean.py").write_text(CLEAN)
-    folder = RunFolder(sandbox.plan("none"))
-    made = []
-
-    def process(module, **limits):
-        made.append(StudentProcess(folder, tmp_path, module, Limits(**limits), "none"))
-        return made[-1]
-
-    yield folder, process
-    for p in made:
-        p.close()
-    folder.close()
+    with run_folder("none", tmp_path) as made:
+        yield made
 
 
 def test_monkeypatching_numpy_in_one_exercise_does_not_reach_the_next(run):
@@ -174,17 +184,8 @@ def sandboxed(tmp_path, monkeypatch):
     sub.mkdir(mode=0o755)
     for name, text in (("respawning", RESPAWNING), ("clean", CLEAN)):
         (sub / f"{name}.py").write_text(text)
-    folder = RunFolder(sandbox.plan("bubblewrap"))
-    made = []
-
-    def process(module, **limits):
-        made.append(StudentProcess(folder, sub, module, Limits(**limits), "bubblewrap"))
-        return made[-1]
-
-    yield folder, process
-    for p in made:
-        p.close()
-    folder.close()
+    with run_folder("bubblewrap", sub) as made:
+        yield made
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="as root: a uid of the run's own")
