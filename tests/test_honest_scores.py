@@ -332,3 +332,23 @@ def attention(Q, K, V, causal=True):
     texts = [render(line, "en") for c in hidden for line in c.lines]
     assert hidden and any("0.5 s" in t for t in texts), texts
     assert not any("took longer than 5 s" in t for t in texts), texts
+
+
+def test_a_hidden_test_says_the_module_could_not_be_imported(tmp_path):
+    """An import that overruns its limit reads as such in a hidden test too, with the
+    import limit, not as a call that took longer than the call limit."""
+    import shutil
+
+    from grader.course import loader
+    from grader.course.spec import Course
+    from grader.grading import grade_set
+    from grader.report.messages import render
+
+    shutil.copytree(ROOT / "exercises" / "day3", tmp_path, dirs_exist_ok=True)
+    (tmp_path / "attention.py").write_text("import time\ntime.sleep(3)\n")
+    exercise_set = loader.load_set(Course(ROOT), "day3")
+    run = grade_set(exercise_set, tmp_path, "none", {"import_time": 0.5}, only={"attention"})
+    hidden = [c for c in run.exercises[0].checks if c.kind == "pytest"]
+    texts = [render(line, "en") for c in hidden for line in c.lines]
+    assert hidden and all("importing attention.py took longer than 0.5 s" in t
+                          for t in texts), texts

@@ -29,7 +29,7 @@ from ..run.outcome import CallOutcome, Crash, Status
 from ..run.references import Reference
 from ..run.student import StudentProcess
 from . import bounded
-from .check import outcome_lines
+from .check import load_lines, outcome_lines
 from .compare import same_answer
 from .msg import Msg
 from .results import CheckResult, misconception_line, outcome_from_plain, outcome_to_plain
@@ -43,9 +43,9 @@ UNUSED_PLUGINS = ("cacheprovider", "unraisableexception", "threadexception", "fa
 class StudentCallFailed(Exception):
     """The student's call raised, hung or crashed; the test fails with that."""
 
-    def __init__(self, outcome, function):
+    def __init__(self, outcome, function, load=False):
         super().__init__(f"{function}: {outcome.status}")
-        self.outcome, self.function = outcome, function
+        self.outcome, self.function, self.load = outcome, function, load
 
 
 class StudentProxy:
@@ -70,7 +70,7 @@ class StudentProxy:
         outcome = outcome_from_wire(reply)
         self.calls.append((function, args, kwargs, outcome))
         if not outcome.ok:
-            raise StudentCallFailed(outcome, function)
+            raise StudentCallFailed(outcome, function, load=reply.get("load") is True)
         return outcome
 
     def __getattr__(self, name):
@@ -107,7 +107,9 @@ def _answer_call(event, processes):
         if other is not process:
             other.close()
     args, kwargs = wire.decode(event["args"]), wire.decode(event["kwargs"])
-    event.reply(outcome_to_wire(process.call(str(event["call"]), args, kwargs)))
+    outcome = process.call(str(event["call"]), args, kwargs)
+    # the module could not be imported: said as such (its import limit, not a call's)
+    event.reply({**outcome_to_wire(outcome), "load": outcome is process.load_failure})
 
 
 def _short_failure(excinfo, style=None):
@@ -343,6 +345,8 @@ def _declared_tags(item, exercise):
 def _failure(report, exercise, tags, calls):
     failed_call = _student_failure(report)
     if failed_call is not None:   # the code did not answer: no misconception to name
+        if failed_call.load:
+            return load_lines(failed_call.outcome, exercise.file, exercise.limits), []
         return outcome_lines(failed_call.outcome, failed_call.function, exercise.file,
                              exercise.limits), []
     known = {m.tag: m for m in exercise.misconceptions}
