@@ -22,7 +22,7 @@ from .judge.points import resolve_points
 from .judge.results import CheckResult, ExerciseResult, RunResult
 from .run import sandbox, wire
 from .run.references import Reference
-from .run.student import RunFolder, StudentProcess
+from .run.student import RunFolder, StudentProcess, open_run_folder
 from .run.template import widest
 
 
@@ -35,12 +35,7 @@ def start_run(course: Course, set_id: str, submission: str | Path, level: str,
     exercises need it) start on another core while this process loads the set;
     grade_set(..., warm=...) then finds the template ready.  Close the Warm.
     """
-    plan = sandbox.plan(level, course.solutions_dir / set_id, required)
-    try:
-        folder = RunFolder(plan)
-    except BaseException:
-        plan.release()
-        raise
+    folder = open_run_folder(level, course.solutions_dir / set_id, required)
     try:
         folder.warm(submission, [str(course.exercises_dir / set_id)],
                     Limits().merged(**(limit_overrides or {})),
@@ -100,12 +95,8 @@ def grade_set(exercise_set: ExerciseSet, submission: str | Path, level: str,
         sandbox.check_required(plan, required, exercise_set.solutions_dir)
         folder.stage(submission, exercise_set.exercises_dir, refresh=True)
     else:
-        plan = sandbox.plan(level, exercise_set.solutions_dir, required)
-        try:
-            folder = RunFolder(plan)
-        except BaseException:
-            plan.release()
-            raise
+        folder = open_run_folder(level, exercise_set.solutions_dir, required)
+        plan = folder.plan
     processes = {}
     try:
         graded = {}
@@ -129,12 +120,12 @@ def grade_set(exercise_set: ExerciseSet, submission: str | Path, level: str,
             graded[exercise.id] = _yaml_checks(exercise, previous, warm.reference(exercise),
                                                pending)
         # the last one stays for the hidden tests, which close it before calling another
-        _judge(pending, graded, max((p.limits.time for p in processes.values()), default=0))
+        budget = max((p.limits.time for p in processes.values()), default=0) + JUDGE_MARGIN
+        _judge(pending, graded, budget)
         for exercise in exercises:
             graded[exercise.id] = _with_hidden_proof(graded[exercise.id])
-        budget = max((p.limits.time for p in processes.values()), default=0) + JUDGE_MARGIN
-        limited = [_with_limits(e, processes[e.id].limits) for e in exercises   # overrides too
-                   if hidden_tests]
+        limited = [_with_limits(e, processes[e.id].limits) for e in exercises] \
+            if hidden_tests else []   # their limits with the run's overrides
         for exercise, result, points in pytest_checks.run(limited, processes, budget):
             graded[exercise.id].append((_with_substance(result, graded[exercise.id]), points))
     finally:
@@ -175,11 +166,11 @@ def _yaml_checks(exercise, process, reference, pending):
     return out
 
 
-def _judge(pending, graded, call_time):
+def _judge(pending, graded, budget):
     """Judge every pending answer in one bounded fork (a fork per exercise cost more
-    than the judging); each check has the longest call time limit plus a margin."""
-    for index, result in judge_bounded([job for _, _, job in pending],
-                                       call_time + JUDGE_MARGIN):
+    than the judging); each check has ``budget`` seconds (the longest call time
+    limit plus a margin)."""
+    for index, result in judge_bounded([job for _, _, job in pending], budget):
         ex_id, slot, _ = pending[index]
         graded[ex_id][slot] = (result, graded[ex_id][slot][1])
 

@@ -21,8 +21,7 @@ from .report.messages import render
 from .report.progress import Progress, next_exercise
 from .report.render import exercise_block
 from .report.student_view import bar
-from .run import sandbox
-from .run.student import RunFolder
+from .run.student import open_run_folder
 from .run.template import widest
 
 POLL_SECONDS = 0.05   # os.stat of a dozen files: nothing next to a grading
@@ -73,7 +72,7 @@ def watch(exercise_set: ExerciseSet, folder: Path, level: str, lang: str,
     progress = Progress(folder)
     before = stamps(folder, exercise_set.exercises)
     echo(render(Msg("watch-start", folder=str(folder)), lang))
-    run_folder = RunFolder(sandbox.plan(level, exercise_set.solutions_dir))
+    run_folder = open_run_folder(level, exercise_set.solutions_dir)
     warm = Warm(run_folder)
     try:
         run_folder.warm(folder, [str(exercise_set.exercises_dir)],

@@ -22,7 +22,7 @@ from ..errors import CourseError
 from ..grading import Warm, grade_set
 from ..judge.results import ExerciseResult
 from ..run import sandbox
-from ..run.student import RunFolder
+from ..run.student import open_run_folder
 from . import standins
 from .standins import COURSE_ONLY
 
@@ -55,8 +55,15 @@ def check_course(course: Course, set_ids: Sequence[str], level: str,
     if not hasattr(os, "fork"):
         return [f for set_id in set_ids for f in check_set(course, set_id, level, seeds, only)]
     jobs = [(set_id, part) for set_id in set_ids for part in PARTS]
-    forks = [_check_in_fork(course, set_id, level, seeds, only, part) for set_id, part in jobs]
-    return [f for (set_id, _), fork in zip(jobs, forks) for f in _fork_findings(set_id, *fork)]
+    at_once = max(2, os.cpu_count() or 1)   # a course of many sets does not start them all
+    findings = []
+    for first in range(0, len(jobs), at_once):
+        batch = jobs[first:first + at_once]
+        forks = [_check_in_fork(course, set_id, level, seeds, only, part)
+                 for set_id, part in batch]
+        findings += [f for (set_id, _), fork in zip(batch, forks)
+                     for f in _fork_findings(set_id, *fork)]
+    return findings
 
 
 PARTS = ("proofs", "wrong versions")
@@ -106,7 +113,7 @@ def check_set(course: Course, set_id: str, level: str, seeds: Sequence[int] = SE
     # template) and one set of reference answers for all of them
     warm = None
     try:
-        warm = Warm(RunFolder(sandbox.plan(level, exercise_set.solutions_dir)))
+        warm = Warm(open_run_folder(level, exercise_set.solutions_dir))
         if "proofs" in parts:
             findings += stubs_fail(exercise_set, level, only, warm)
             reference_runs: dict[str, ExerciseResult] = {}

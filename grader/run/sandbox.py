@@ -490,7 +490,7 @@ def preexec(run_plan: Plan, limits: Limits, cpu: bool = True) -> Callable[[], No
             return
         _set_limit(resource.RLIMIT_AS, limits.memory)
         if cpu:
-            seconds = max(1, math.ceil(limits.cpu))
+            seconds = cpu_seconds(limits)
             _set_limit(resource.RLIMIT_CPU, seconds, seconds + 2)   # SIGXCPU, then SIGKILL
         _set_limit(resource.RLIMIT_FSIZE, file_size_cap(limits))
         _set_limit(resource.RLIMIT_CORE, 0)
@@ -501,6 +501,11 @@ def preexec(run_plan: Plan, limits: Limits, cpu: bool = True) -> Callable[[], No
             os.setuid(identity.uid)
 
     return apply
+
+
+def cpu_seconds(limits: Limits) -> int:
+    """RLIMIT_CPU's whole seconds for a CPU limit (at least one)."""
+    return max(1, math.ceil(limits.cpu))
 
 
 def file_size_cap(limits: Limits) -> int:

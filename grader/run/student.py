@@ -183,6 +183,18 @@ class RunFolder:
         _remove_tree(self.root)
 
 
+def open_run_folder(level: str, solutions_dir: str | Path | None = None,
+                    required: str | None = None) -> RunFolder:
+    """A RunFolder for a new plan (sandbox.plan); the plan's uid is released if the
+    folder cannot be made."""
+    plan = sandbox.plan(level, solutions_dir, required)
+    try:
+        return RunFolder(plan)
+    except BaseException:
+        plan.release()
+        raise
+
+
 def _unlock(folder):
     """Give the grader's user its access to ``folder`` back (not through a link)."""
     with contextlib.suppress(OSError):

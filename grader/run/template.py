@@ -102,7 +102,7 @@ class Template:
         request = {"op": "fork", "id": rid, "workdir": str(workdir),
                    "preload": [name for name in preload if name not in self.preloaded],
                    "limits": None if self.folder.plan.level == "none" else {
-                       "memory": limits.memory, "cpu": max(1, int(-(-limits.cpu // 1))),
+                       "memory": limits.memory, "cpu": sandbox.cpu_seconds(limits),
                        "fsize": sandbox.file_size_cap(limits),
                        "processes": limits.processes + OWN_PROCESSES}}
         self.preloaded.update(preload)
