@@ -352,3 +352,29 @@ def test_a_hidden_test_says_the_module_could_not_be_imported(tmp_path):
     texts = [render(line, "en") for c in hidden for line in c.lines]
     assert hidden and all("importing attention.py took longer than 0.5 s" in t
                           for t in texts), texts
+
+
+def test_hidden_tests_of_the_same_name_in_two_files_stay_apart(tmp_path):
+    """test_temperature.py and test_attention.py both have test_rows_sum_to_one: each
+    exercise gets its own file's result (one reported the other's, twice)."""
+    import ast
+    import shutil
+
+    from grader.course import loader
+    from grader.course.spec import Course
+    from grader.grading import grade_set
+
+    shutil.copytree(ROOT / "exercises" / "day3", tmp_path, dirs_exist_ok=True)
+    for name in ("attention.py", "temperature.py"):
+        shutil.copy(SOLUTIONS / "day3" / name, tmp_path / name)
+    with open(tmp_path / "temperature.py", "a", encoding="utf-8") as f:
+        f.write("\n\nsoftmax = softmax_wrong_axis   # rows do not sum to one\n")
+    exercise_set = loader.load_set(Course(ROOT), "day3")
+    run = grade_set(exercise_set, tmp_path, "none", only={"attention", "temperature"})
+    for result in run.exercises:
+        source = (SOLUTIONS / "day3" / f"test_{result.exercise.id}.py").read_text()
+        tests = sorted(node.name for node in ast.parse(source).body
+                       if isinstance(node, ast.FunctionDef) and node.name.startswith("test_"))
+        hidden = {c.check: c.passed for c in result.checks if c.kind == "pytest"}
+        assert sorted(hidden) == tests, (result.exercise.id, hidden)
+        assert hidden["test_rows_sum_to_one"] is (result.exercise.id == "attention")

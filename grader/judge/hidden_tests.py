@@ -239,7 +239,7 @@ def _session(by_file, only, channel):
         with tempfile.TemporaryDirectory() as tmp, _quiet():
             ini = Path(tmp) / "pytest.ini"
             ini.write_text("[pytest]\n", encoding="utf-8")
-            pytest.main([*map(str, by_file), "-c", str(ini), "--rootdir", tmp, "-q",
+            pytest.main([*map(str, by_file), "-c", str(ini), "--rootdir", _rootdir(by_file), "-q",
                          *[arg for name in UNUSED_PLUGINS for arg in ("-p", f"no:{name}")],
                          "--import-mode=importlib",
                          "-W", "ignore::pytest.PytestAssertRewriteWarning", "--tb=short"],
@@ -248,6 +248,12 @@ def _session(by_file, only, channel):
             raise _collect_error(report)
     except CourseError as exc:
         _report_course_error(emit, exc)
+
+
+def _rootdir(files):
+    """The folder the test ids are relative to: one that holds every file, so each
+    id names its file (outside it, two files' test_x would share the id "::test_x")."""
+    return os.path.commonpath([str(path.parent) for path in files])
 
 
 def _report_course_error(emit, exc):
