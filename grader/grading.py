@@ -97,7 +97,8 @@ def grade_set(exercise_set: ExerciseSet, submission: str | Path, level: str,
     else:
         folder = open_run_folder(level, exercise_set.solutions_dir, required)
         plan = folder.plan
-    processes = {}
+    processes: dict[str, StudentProcess] = {}
+    session = None
     try:
         graded = {}
         for exercise in exercises:
@@ -109,8 +110,14 @@ def grade_set(exercise_set: ExerciseSet, submission: str | Path, level: str,
             folder.warm(submission, [str(exercise_set.exercises_dir)],
                         widest(*(p.limits for p in processes.values())),
                         tuple(sorted({m for e in exercises for m in e.child_modules})))
-        if any(e.test_files for e in exercises):
-            import pytest  # noqa: F401  (here, while the template starts: not in each fork)
+        budget = max((p.limits.time for p in processes.values()), default=0) + JUDGE_MARGIN
+        if hidden_tests and any(e.test_files for e in exercises):
+            import pytest  # noqa: F401  (once here, not in each of the session's forks)
+
+            # its fork collects the tests while the YAML checks run; each exercise's tests
+            # then run on the child its YAML checks used (with the run's limits)
+            session = pytest_checks.Session(
+                [_with_limits(e, processes[e.id].limits) for e in exercises], processes, budget)
         pending: list = []   # every exercise's answers, judged in one fork below
         previous = None
         for exercise in exercises:   # one student process alive at a time
@@ -119,16 +126,17 @@ def grade_set(exercise_set: ExerciseSet, submission: str | Path, level: str,
             previous = processes[exercise.id]
             graded[exercise.id] = _yaml_checks(exercise, previous, warm.reference(exercise),
                                                pending)
-        # the last one stays for the hidden tests, which close it before calling another
-        budget = max((p.limits.time for p in processes.values()), default=0) + JUDGE_MARGIN
+            if session is not None:
+                session.serve(exercise.id)
+        hidden = session.finish() if session is not None else []
         _judge(pending, graded, budget)
         for exercise in exercises:
             graded[exercise.id] = _with_hidden_proof(graded[exercise.id])
-        limited = [_with_limits(e, processes[e.id].limits) for e in exercises] \
-            if hidden_tests else []   # their limits with the run's overrides
-        for exercise, result, points in pytest_checks.run(limited, processes, budget):
+        for exercise, result, points in hidden:
             graded[exercise.id].append((_with_substance(result, graded[exercise.id]), points))
     finally:
+        if session is not None:
+            session.close()
         for process in processes.values():
             process.close()
         if folder is not warm.folder:

@@ -234,3 +234,30 @@ def test_what_a_child_writes_beside_its_folder_counts_and_is_gone_for_the_next(t
         later.close()
     finally:
         folder.close()
+
+
+NICENESS = '''
+import os
+
+def niceness():
+    return os.nice(0)
+
+def raise_priority():
+    try:
+        return os.nice(-5)
+    except OSError:
+        return "refused"
+'''
+
+
+@pytest.mark.parametrize("level", ["none", pytest.param("bubblewrap", marks=pytest.mark.skipif(
+    sandbox.bubblewrap_works() is False, reason="bubblewrap is not available here"))])
+def test_a_child_runs_below_the_graders_priority_and_cannot_raise_it(tmp_path, level):
+    """Burners a child spawns compete with the trusted side's forks (the hidden-test
+    session runs beside the child): they get the smaller share of the CPU."""
+    (tmp_path / "nice.py").write_text(NICENESS)
+    with run_folder(level, tmp_path) as (_, process):
+        child = process("nice")
+        assert child.call("niceness").value == os.nice(0) + sandbox.STUDENT_NICENESS
+        if os.geteuid() != 0 or level == "bubblewrap":
+            assert child.call("raise_priority").value == "refused"

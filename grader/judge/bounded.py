@@ -50,25 +50,52 @@ def events(target: Callable[[Any], None], budget: float) -> Iterator["Event"]:
     event is late, the fork dies before finishing, or an event is not a JSON
     object.  The fork is always killed and reaped.
     """
-    up_read, up_write = os.pipe()
-    down_read, down_write = os.pipe()
-    pid = os.fork()
-    if pid == 0:   # pragma: no cover - runs in the fork
-        os.close(up_read)
-        os.close(down_write)
-        _run_child(target, up_write, down_read)
-    os.close(up_write)
-    os.close(down_read)
-    replies = os.fdopen(down_write, "w", encoding="utf-8")
+    fork = Fork(target, budget)
     try:
-        yield from _read_events(up_read, budget, replies)
+        yield from fork
     finally:
-        os.close(up_read)
+        fork.close()
+
+
+class Fork:
+    """``events`` with the fork started at once: its work overlaps the parent's until
+    the parent first reads an event (hidden tests collect while the YAML checks run).
+    Iterate it like ``events``; close it when done (it is closed on Overrun or end)."""
+
+    def __init__(self, target: Callable[[Any], None], budget: float):
+        up_read, up_write = os.pipe()
+        down_read, down_write = os.pipe()
+        self.pid = os.fork()
+        if self.pid == 0:   # pragma: no cover - runs in the fork
+            os.close(up_read)
+            os.close(down_write)
+            _run_child(target, up_write, down_read)
+        os.close(up_write)
+        os.close(down_read)
+        self._up: int | None = up_read
+        self._replies = os.fdopen(down_write, "w", encoding="utf-8")
+        self._events = _read_events(up_read, budget, self._replies)
+
+    def __iter__(self) -> "Fork":
+        return self
+
+    def __next__(self) -> "Event":
         try:
-            replies.close()
+            return next(self._events)
+        except BaseException:
+            self.close()
+            raise
+
+    def close(self) -> None:
+        if self._up is None:
+            return
+        os.close(self._up)
+        self._up = None
+        try:
+            self._replies.close()
         except OSError:
             pass
-        _kill(pid)
+        _kill(self.pid)
 
 
 class Event(dict):

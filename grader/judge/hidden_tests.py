@@ -188,45 +188,110 @@ def _with_fixture(pytest):
 
 def run(exercises: Sequence[Exercise], processes: Mapping[str, StudentProcess],
         budget: float) -> list[tuple[Exercise, CheckResult, float | None]]:
-    """Run the hidden tests of ``exercises``; a list of (exercise, CheckResult, points).
+    """Run the hidden tests of ``exercises``; a list of (exercise, CheckResult, points)."""
+    session = Session(exercises, processes, budget)
+    try:
+        return session.finish()
+    finally:
+        session.close()
 
-    ``budget``: seconds of trusted work a test may take besides its calls into
-    the student's process.  A test that overruns fails alone; the tests after
-    it run in a new fork.
+
+class Session:
+    """One pytest session over the hidden tests of ``exercises``, started at once.
+
+    Its fork collects the tests while the grader does other work; ``serve(id)``
+    then runs the tests of exercise ``id`` (and of any served before), so they
+    call the child that exercise's YAML checks just used instead of a new one;
+    ``finish()`` runs the rest and returns (exercise, CheckResult, points) in
+    the session's order.  ``budget``: seconds of trusted work a test may take
+    besides its calls into the student's process.  A test that overruns fails
+    alone; the tests after it run in a new fork.
     """
-    by_file = {t.resolve(): ex for ex in exercises for t in ex.test_files}
-    if not by_file:
-        return []
-    order, done, only = None, {}, None
-    while True:
-        started = None
-        try:
-            for event in bounded.events(functools.partial(_session, by_file, only), budget):
-                if "call" in event:
-                    _answer_call(event, processes)
-                if "course_error" in event:
-                    raise _course_error(event["course_error"])
-                if "items" in event and order is None:
-                    order = [str(i) for i in event["items"]]
-                started = event.get("start", started)
-                if "test" in event:
-                    done[event["test"]] = event
-            break
-        except bounded.Overrun as exc:
-            if exc.why == "crash":
-                raise RuntimeError(f"the hidden tests crashed in the grader:\n{exc.detail}") \
-                    from None
-            if started is None or started in done:
-                raise CourseError(f"the hidden tests stopped before running ({exc.why})",
-                                  next(iter(by_file))) from None
-            done[started] = _overrun_event(started, by_file, budget, exc.why)
-            for process in processes.values():
-                process.close()   # the overrun may have left one mid-call
-            only = [nodeid for nodeid in order or () if nodeid not in done]
-            if not only:
-                break
-    by_id = {ex.id: ex for ex in exercises}
-    return [_rebuild(done[nodeid], by_id) for nodeid in order or () if nodeid in done]
+
+    def __init__(self, exercises: Sequence[Exercise], processes: Mapping[str, StudentProcess],
+                 budget: float):
+        self.by_file = {t.resolve(): ex for ex in exercises for t in ex.test_files}
+        self.by_id = {ex.id: ex for ex in exercises}
+        self.processes, self.budget = processes, budget
+        self.root = Path(_rootdir(self.by_file)) if self.by_file else None
+        self.order: list[str] | None = None
+        self.done: dict[str, Any] = {}
+        self.started: str | None = None
+        self.turn: set[str] = set()       # exercises whose tests may run now
+        self.held: str | None = None      # a test that waits for its exercise's turn
+        self.fork: bounded.Fork | None = None
+        if self.by_file:
+            self._start(None)
+
+    def _start(self, only):
+        self.fork = bounded.Fork(functools.partial(_session, self.by_file, only), self.budget)
+
+    def exercise_of(self, nodeid: str) -> Exercise:
+        path = (self.root / nodeid.split("::")[0]).resolve() if self.root else None
+        return self.by_file.get(path) or next(iter(self.by_file.values()))
+
+    def serve(self, exercise_id: str) -> None:
+        """Run every test up to the first of an exercise not served yet."""
+        self.turn.add(exercise_id)
+        self._run()
+
+    def finish(self) -> list[tuple[Exercise, CheckResult, float | None]]:
+        self.turn.update(self.by_id)
+        self._run()
+        return [_rebuild(self.done[nodeid], self.by_id)
+                for nodeid in self.order or () if nodeid in self.done]
+
+    def close(self) -> None:
+        if self.fork is not None:
+            self.fork.close()
+            self.fork = None
+
+    def _run(self):
+        while self.fork is not None:
+            if self.held is not None:
+                if self.exercise_of(self.held).id not in self.turn:
+                    return
+                self.held = None
+            try:
+                event = next(self.fork)
+            except StopIteration:
+                self.fork = None
+                return
+            except bounded.Overrun as exc:
+                self.fork = None
+                self._overrun(exc)
+                continue
+            self._take(event)
+
+    def _take(self, event):
+        if "call" in event:
+            _answer_call(event, self.processes)
+        if "course_error" in event:
+            raise _course_error(event["course_error"])
+        if "items" in event and self.order is None:
+            self.order = [str(i) for i in event["items"]]
+        if "start" in event:
+            self.started = self.held = str(event["start"])
+        if "test" in event:
+            self.done[event["test"]] = event
+
+    def _overrun(self, exc):
+        """The test that overran fails; a new fork runs the ones after it."""
+        if exc.why == "crash":
+            raise RuntimeError(f"the hidden tests crashed in the grader:\n{exc.detail}") \
+                from None
+        started = self.started
+        if started is None or started in self.done:
+            raise CourseError(f"the hidden tests stopped before running ({exc.why})",
+                              next(iter(self.by_file))) from None
+        self.done[started] = _overrun_event(started, self.exercise_of(started), self.budget,
+                                            exc.why)
+        self.held = None
+        for process in self.processes.values():
+            process.close(wait=True)   # the overrun may have left one mid-call
+        only = [nodeid for nodeid in self.order or () if nodeid not in self.done]
+        if only:
+            self._start(only)
 
 
 def _session(by_file, only, channel):
@@ -267,9 +332,7 @@ def _course_error(data):
                        data.get("line"), data.get("hint"))
 
 
-def _overrun_event(nodeid, by_file, budget, why):
-    path = Path(nodeid.split("::")[0]).resolve()
-    exercise = by_file.get(path) or next(iter(by_file.values()))
+def _overrun_event(nodeid, exercise, budget, why):
     msg = Msg("judge-timeout", seconds=budget) if why == "timeout" else Msg("unjudgeable")
     result = CheckResult(exercise=exercise.id, file=exercise.file, check="", visibility="hidden",
                          passed=False, max_score=0.0, lines=(msg,), answered=True)

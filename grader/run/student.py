@@ -73,6 +73,7 @@ class RunFolder:
         self._count = 0
         self._staged: dict[str, str] = {}
         self._live: set[str] = set()   # the work folders of children not yet closed
+        self._retired: list[tuple[Path, ForkedChild]] = []   # killed, death not yet seen
         self._templates: list[Template] = []
 
     def write_new_shared(self, prefix: str, data: bytes) -> Path:
@@ -175,6 +176,20 @@ class RunFolder:
     def remove_workdir(self, path: Path) -> None:
         self._live.discard(str(path))
         _remove_tree(path)
+
+    def retire_workdir(self, path: Path, child: ForkedChild) -> None:
+        """The folder of a child told to die: removed once its template has reported
+        the death (by the next fork), never while the child may still write in it."""
+        self._retired.append((path, child))
+
+    def remove_retired(self) -> None:
+        waiting = []
+        for path, child in self._retired:
+            if child.exited():
+                self.remove_workdir(path)
+            else:
+                waiting.append((path, child))
+        self._retired = waiting
 
     def close(self) -> None:
         for template in self._templates:
@@ -334,6 +349,7 @@ class StudentProcess:
             try:
                 self.child = self.template.fork(self.workdir, self.limits, self.preload,
                                                 stdin_r, channel.notify_w, console)
+                self.folder.remove_retired()   # the fork confirmed their children's deaths
             finally:
                 os.close(console)
                 os.close(stdin_r)
@@ -346,16 +362,23 @@ class StudentProcess:
         channel.attach(self.child.stdin)
         self.channel = channel
 
-    def close(self) -> None:
-        """Kill the child and everything it started; delete its work folder."""
+    def close(self, wait: bool = False) -> None:
+        """Kill the child and everything it started; delete its work folder.
+
+        ``wait``: now, once the kill is confirmed (a child that failed: what it
+        wrote goes at once); otherwise by the next fork, which confirms it.
+        """
         if self.child is None:
             return
-        self.child.kill()
+        child, self.child = self.child, None
+        child.kill(wait)
         if self.channel is not None:
             self.channel.close()
-        self.child = self.channel = None
+        self.channel = None
         if self.workdir is not None:
-            self.folder.remove_workdir(self.workdir)
+            self.folder.retire_workdir(self.workdir, child)
+            if wait:
+                self.folder.remove_retired()
 
     # ------------------------------------------------------------ calls
     def call(self, function: str, args: Sequence[Any] = (),
@@ -371,7 +394,7 @@ class StudentProcess:
             sent = wire.digest(request["args"], request["kwargs"])
             outcome = dataclasses.replace(outcome, mutated_args=outcome.inputs_digest != sent)
         if outcome.status in (Status.TIMEOUT, Status.CRASHED, Status.BAD_ANSWER):
-            self.close()
+            self.close(wait=True)
         return outcome
 
     def prestart(self) -> None:
@@ -405,7 +428,7 @@ class StudentProcess:
             rid, time.monotonic() + self.limits.import_time, self.limits.import_time)
         if loaded.ok:
             return None
-        self.close()
+        self.close(wait=True)
         self.load_failure = loaded
         return loaded
 

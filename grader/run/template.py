@@ -58,6 +58,7 @@ class Template:
         self.folder, self.limits = folder, limits
         self.preloaded = {"numpy", *preload}
         self.exits: dict[str, int] = {}
+        self._killing: set[str] = set()   # told to kill, exit not yet seen
         self._replies: dict[str, dict[str, Any]] = {}
         self.dead = False
         self._count = 0
@@ -112,6 +113,7 @@ class Template:
         if reply is None:
             self.stop()
             raise TemplateGone("the template did not answer a fork")
+        self._confirm_kills()   # it reported their exits before it forked
         child = ForkedChild(self, rid, limits)
         if reply.get("failed") == "processes":
             child.refused = Crash.over_limit("processes", limits.processes)
@@ -120,16 +122,26 @@ class Template:
             raise TemplateGone("the template could not fork")
         return child
 
-    def kill(self, rid: str) -> None:
-        """Kill one child (its whole session); stop the template if it does not confirm."""
+    def kill(self, rid: str, wait: bool = False) -> None:
+        """Kill one child (its whole session).  ``wait``: until the template confirms
+        (stopping it if it does not); otherwise the template reaps the child before
+        it reads the next request, and the next fork checks that it did."""
         if self.dead or rid in self.exits:
             return
         try:
             self._send({"op": "kill", "id": rid})
         except TemplateGone:
             return
-        if self._wait(lambda: rid in self.exits, ANSWER_SECONDS) is None:
+        self._killing.add(rid)
+        if wait and self._wait(lambda: rid in self.exits, ANSWER_SECONDS) is None:
             self.stop()
+
+    def _confirm_kills(self) -> None:
+        """TemplateGone (after stopping it) if a child it was told to kill still lives."""
+        if any(rid not in self.exits for rid in self._killing):
+            self.stop()
+            raise TemplateGone("the template did not end a child it was told to kill")
+        self._killing.clear()
 
     def stop(self) -> None:
         """Kill the template and everything in its sandbox."""
@@ -210,9 +222,9 @@ class ForkedChild:
         self.template.poll()
         return self.rid in self.template.exits or self.template.dead
 
-    def kill(self) -> None:
+    def kill(self, wait: bool = False) -> None:
         if self.refused is None:
-            self.template.kill(self.rid)
+            self.template.kill(self.rid, wait)
 
     def crash(self) -> Crash:
         """Why the child died: its exit status as the template saw it."""
