@@ -118,6 +118,7 @@ def grade_set(exercise_set: ExerciseSet, submission: str | Path, level: str,
             # then run on the child its YAML checks used (with the run's limits)
             session = pytest_checks.Session(
                 [_with_limits(e, processes[e.id].limits) for e in exercises], processes, budget)
+            session.collect()   # while the template starts
         pending: list = []   # every exercise's answers, judged in one fork below
         previous = None
         for exercise in exercises:   # one student process alive at a time
@@ -155,19 +156,25 @@ def _yaml_checks(exercise, process, reference, pending):
     to be judged: its (exercise id, slot, judge arguments) are added to ``pending``."""
     limits = process.limits
     exercise = _with_limits(exercise, limits)
-    cache, out = {}, []
+    slots: dict[tuple[str, str], int] = {}   # each distinct call is made once
+    calls, slot_of = [], []
     for check in exercise.checks:
-        expected = check.expect if check.has_expect else reference.call(
-            check.function, check.args, check.kwargs, check)
         # the exact inputs (a repr would elide the middle of large arrays)
         key = (check.function, wire.dumps([list(check.args), check.kwargs]))
-        if key not in cache:
-            cache[key] = process.call(check.function, check.args, check.kwargs)
-        outcome = cache[key]
-        if process.load_failure is not None:
+        if key not in slots:
+            slots[key] = len(calls)
+            calls.append((check.function, check.args, check.kwargs))
+        slot_of.append(slots[key])
+    outcomes = process.call_many(calls)
+    out = []
+    for check, slot in zip(exercise.checks, slot_of):
+        outcome = outcomes[slot]
+        if outcome is process.load_failure:
             lines = load_lines(process.load_failure, exercise.file, limits)
             out.append((_failed(exercise, check, lines), check.points))
             continue
+        expected = check.expect if check.has_expect else reference.call(
+            check.function, check.args, check.kwargs, check)
         wrong = list(_wrong_answers(exercise, check, reference))
         pending.append((exercise.id, len(out), (check, exercise, outcome, expected, wrong)))
         out.append((None, check.points))

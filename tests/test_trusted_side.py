@@ -274,3 +274,42 @@ def attention(Q, K, V, causal=True):
                and t["status"] == "failed"]
     assert crashed and all("exited before answering" in t["output"] for t in crashed), \
         [t["output"] for t in crashed]
+
+
+# ------------------------------------------------------------ the trusted fork's clock
+
+def _stalled_then_done(channel):
+    channel.emit({"ready": True})
+    sum(range(10 ** 5))
+    channel.emit({"after": True})
+
+
+def _spins(channel):
+    channel.emit({"ready": True})
+    while True:
+        pass
+
+
+def test_a_starved_trusted_fork_is_not_an_overrun_and_a_busy_one_is():
+    """The budget counts the fork's own CPU seconds: burners a student's child left
+    (each in a session, so a scheduling group, of its own) may starve it; a fork
+    stopped (the extreme of starved) for three budgets still finishes.  A fork that
+    spends its budget computing overruns it as before."""
+    import os
+    import signal
+    import threading
+
+    from grader.judge import bounded
+
+    fork = bounded.Fork(_stalled_then_done, 0.3)
+    try:
+        assert next(fork) == {"ready": True}
+        os.kill(fork.pid, signal.SIGSTOP)
+        threading.Timer(0.9, os.kill, (fork.pid, signal.SIGCONT)).start()
+        assert list(fork) == [{"after": True}]
+    finally:
+        fork.close()
+    start = time.monotonic()
+    with pytest.raises(bounded.Overrun, match="timeout"):
+        list(bounded.events(_spins, 0.3))
+    assert time.monotonic() - start < 2

@@ -69,14 +69,16 @@ class Channel:
             self.stdin = None
 
     # ------------------------------------------------------------ requests
-    def send(self, rid: str, request: dict[str, Any]) -> bool:
-        """Write ``req-ID.json`` and the id on the child's stdin.
+    def send(self, rid: str, request: dict[str, Any] | bytes) -> bool:
+        """Write ``req-ID.json`` (``request``, or its JSON) and the id on the child's stdin.
 
         False if the request file could not be created (the child planted a
         file or link under that name); BrokenPipeError/OSError if the child is gone.
         """
         try:
-            self.write_new(f"req-{rid}.json", json.dumps(request, allow_nan=False).encode())
+            data = request if isinstance(request, bytes) else \
+                json.dumps(request, allow_nan=False).encode()
+            self.write_new(f"req-{rid}.json", data)
         except OSError:
             return False
         self.stdin.write(f"{rid}\n".encode())

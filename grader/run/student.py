@@ -41,6 +41,9 @@ __all__ = ["CallOutcome", "Crash", "RunFolder", "Status", "StudentProcess"]
 
 RUNTIME_FILES = {"_attn_grade_wire.py": "wire.py", "_attn_grade_child.py": "child_main.py"}
 MAX_RESTARTS = 3
+# requests written ahead of the child's answers, in bytes: request files count
+# against the child's disk cap, so the window stays a small share of any cap
+PIPELINE_BYTES = 256 * 1024
 
 
 class RunFolder:
@@ -208,6 +211,15 @@ def open_run_folder(level: str, solutions_dir: str | Path | None = None,
     except BaseException:
         plan.release()
         raise
+
+
+def _judged_inputs(outcome, request):
+    """Whether the call changed its inputs, judged here from what was sent (not by
+    the child's own verdict)."""
+    if not outcome.ok:
+        return outcome
+    sent = wire.digest(request["args"], request["kwargs"])
+    return dataclasses.replace(outcome, mutated_args=outcome.inputs_digest != sent)
 
 
 def _unlock(folder):
@@ -384,18 +396,45 @@ class StudentProcess:
     def call(self, function: str, args: Sequence[Any] = (),
              kwargs: dict[str, Any] | None = None) -> CallOutcome:
         """Run ``module.function(*args, **kwargs)`` in the child."""
-        ready = self._ensure_loaded()
-        if ready is not None:
-            return ready
-        request = {"op": "call", "function": function, "args": wire.encode(list(args)),
-                   "kwargs": wire.encode(dict(kwargs or {}))}
-        outcome = self._request(request)
-        if outcome.ok:   # judged here, from what was sent, not by the child's own verdict
-            sent = wire.digest(request["args"], request["kwargs"])
-            outcome = dataclasses.replace(outcome, mutated_args=outcome.inputs_digest != sent)
-        if outcome.status in (Status.TIMEOUT, Status.CRASHED, Status.BAD_ANSWER):
-            self.close(wait=True)
-        return outcome
+        return self.call_many([(function, args, kwargs)])[0]
+
+    def call_many(self, calls: Sequence[tuple[str, Sequence[Any], dict[str, Any] | None]]
+                  ) -> list[CallOutcome]:
+        """Each (function, args, kwargs) in turn, as ``call`` would, with the requests
+        written ahead (up to PIPELINE_BYTES): the child starts the next call as soon as it
+        answers one.  Each call has its own time limit, from its predecessor's answer;
+        after a call that kills or hangs the child, the rest go to a fresh one."""
+        requests = [{"op": "call", "function": function, "args": wire.encode(list(args)),
+                     "kwargs": wire.encode(dict(kwargs or {}))}
+                    for function, args, kwargs in calls]
+        outcomes: list[CallOutcome] = []
+        while len(outcomes) < len(requests):
+            ready = self._ensure_loaded()
+            if ready is not None:
+                return outcomes + [ready] * (len(requests) - len(outcomes))
+            for rid, request in self._send_ahead(requests[len(outcomes):]):
+                outcome = rid if isinstance(rid, CallOutcome) else \
+                    self._await(rid, time.monotonic() + self.limits.time)
+                outcomes.append(_judged_inputs(outcome, request))
+                if outcome.status in (Status.TIMEOUT, Status.CRASHED, Status.BAD_ANSWER):
+                    self.close(wait=True)
+                    break
+        return outcomes
+
+    def _send_ahead(self, requests):
+        """(id or CallOutcome, request) for the first requests that fit the window;
+        a send that fails ends it (the child is gone: its outcome says so)."""
+        sent, size = [], 0
+        for request in requests:
+            data = json.dumps(request, allow_nan=False).encode()
+            size += len(data)
+            if sent and size > PIPELINE_BYTES:
+                break
+            rid = self._send(data)
+            sent.append((rid, request))
+            if isinstance(rid, CallOutcome):
+                break
+        return sent
 
     def prestart(self) -> None:
         """Start the child and its import now, to overlap with other work."""
@@ -431,12 +470,6 @@ class StudentProcess:
         self.close(wait=True)
         self.load_failure = loaded
         return loaded
-
-    def _request(self, request):
-        rid = self._send(request)
-        if isinstance(rid, CallOutcome):
-            return rid
-        return self._await(rid, time.monotonic() + self.limits.time)
 
     def _send(self, request):
         """Write a request and wake the child; its id, or a CallOutcome if it died."""
