@@ -112,8 +112,7 @@ def grade_set(exercise_set: ExerciseSet, submission: str | Path, level: str,
                         tuple(sorted({m for e in exercises for m in e.child_modules})))
         budget = max((p.limits.time for p in processes.values()), default=0) + JUDGE_MARGIN
         if hidden_tests and any(e.test_files for e in exercises):
-            import pytest  # noqa: F401  (once here, not in each of the session's forks)
-
+            pytest_checks.preload()   # once here, not in each of the session's forks
             # its fork collects the tests while the YAML checks run; each exercise's tests
             # then run on the child its YAML checks used (with the run's limits)
             session = pytest_checks.Session(
