@@ -12,7 +12,7 @@ from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
-from .course import cache
+from .course import cache, units
 from .course.limits import Limits
 from .course.spec import Course, Exercise, ExerciseSet
 from .judge import hidden_tests as pytest_checks
@@ -184,9 +184,18 @@ def _judge(pending, graded, budget):
     """Judge every pending answer in one bounded fork (a fork per exercise cost more
     than the judging); each check has ``budget`` seconds (the longest call time
     limit plus a margin)."""
+    if any(_names_units(job) for _, _, job in pending):
+        units.preload()   # here, once per process, not in every judging fork
     for index, result in judge_bounded([job for _, _, job in pending], budget):
         ex_id, slot, _ = pending[index]
         graded[ex_id][slot] = (result, graded[ex_id][slot][1])
+
+
+def _names_units(job):
+    """Whether judging this byte-size check reads a unit ("512 KiB")."""
+    check, _, outcome, expected, wrong = job
+    return check.compare.kind == "bytes" and any(
+        isinstance(value, str) for value in (outcome.value, expected, *(w for _, w in wrong)))
 
 
 def _with_hidden_proof(pairs):

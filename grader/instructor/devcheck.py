@@ -8,11 +8,14 @@ a constant, the first argument, a lookup table of what a student can see)
 score nothing, or at most half for the lookup table (``standins``).
 """
 
+import contextlib
 import dataclasses
 import json
 import os
+import select
 import shutil
 import tempfile
+import time
 from collections.abc import Collection, Sequence
 from pathlib import Path
 
@@ -54,16 +57,35 @@ def check_course(course: Course, set_ids: Sequence[str], level: str,
     """
     if not hasattr(os, "fork"):
         return [f for set_id in set_ids for f in check_set(course, set_id, level, seeds, only)]
+    _preload(course, set_ids)
     jobs = [(set_id, part) for set_id in set_ids for part in PARTS]
     at_once = max(2, os.cpu_count() or 1)   # a course of many sets does not start them all
-    findings = []
-    for first in range(0, len(jobs), at_once):
-        batch = jobs[first:first + at_once]
-        forks = [_check_in_fork(course, set_id, level, seeds, only, part)
-                 for set_id, part in batch]
-        findings += [f for (set_id, _), fork in zip(batch, forks)
-                     for f in _fork_findings(set_id, *fork)]
-    return findings
+    running: dict[int, tuple[str, str, int]] = {}   # read end -> (set id, part, pid)
+    findings: dict[tuple[str, str], list[Finding]] = {}
+    queue = list(jobs)
+    while queue or running:
+        while queue and len(running) < at_once:   # the next job as soon as a slot is free
+            set_id, part = queue.pop(0)
+            pid, read = _check_in_fork(course, set_id, level, seeds, only, part)
+            running[read] = (set_id, part, pid)
+        # a fork writes its findings as it ends: the first readable pipe is a finished job
+        read = select.select(list(running), [], [])[0][0]
+        set_id, part, pid = running.pop(read)
+        findings[set_id, part] = _fork_findings(set_id, pid, read)
+    return [f for job in jobs for f in findings[job]]
+
+
+def _preload(course, set_ids):
+    """What every fork would import again: sympy (a cached set's formulas), pytest's
+    plugins, the byte units.  Once here, shared."""
+    for set_id in set_ids:
+        with contextlib.suppress(CourseError):
+            spec_loader.load_set(course, set_id)
+    from ..course import units
+    from ..judge import hidden_tests
+
+    hidden_tests.preload()
+    units.preload()
 
 
 PARTS = ("proofs", "wrong versions")
@@ -123,8 +145,9 @@ def check_set(course: Course, set_id: str, level: str, seeds: Sequence[int] = SE
                 findings += stand_ins_score_nothing(exercise_set, level, reference_runs,
                                                     only, warm)
         if "wrong versions" in parts:
-            findings += wrong_versions_caught(exercise_set, level, only, warm)
-            findings += variants_pass(exercise_set, level, only, warm)
+            with _submission_for(exercise_set, None) as submission:
+                findings += wrong_versions_caught(exercise_set, level, only, warm, submission)
+                findings += variants_pass(exercise_set, level, only, warm, submission)
     except CourseError as exc:
         findings.append(Finding(set_id, "", f"grading failed: {exc}"))
     finally:
@@ -205,9 +228,14 @@ def margin_notes(set_id: str, margins: dict[tuple[str, str], float]) -> list[Fin
 
 
 def wrong_versions_caught(exercise_set: ExerciseSet, level: str,
-                          only: Collection[str] | None = None,
-                          warm: Warm | None = None) -> list[Finding]:
+                          only: Collection[str] | None = None, warm: Warm | None = None,
+                          submission: "WrongSubmission | None" = None) -> list[Finding]:
     """Grade each registered wrong function in place of its graded function."""
+    with _submission_for(exercise_set, submission) as submission:
+        return _wrong_versions_caught(exercise_set, level, only, warm, submission)
+
+
+def _wrong_versions_caught(exercise_set, level, only, warm, submission):
     out = []
     for exercise in [v for e in exercise_set.exercises for v in _each_variant(e)]:
         if only is not None and exercise.id not in only:
@@ -217,7 +245,7 @@ def wrong_versions_caught(exercise_set: ExerciseSet, level: str,
                 label = f"wrong version {m.wrong} (as {function})" + (
                     f" on variant {exercise.variant}" if exercise.variant else "")
                 checks = _grade_wrong_version(exercise_set, exercise, m.wrong, function, level,
-                                              warm, m.tag)
+                                              warm, submission, m.tag)
                 failed = [c for c in checks if not c.passed]
                 if not failed:
                     out.append(Finding(exercise_set.id, exercise.id, f"{label} escapes every "
@@ -238,27 +266,26 @@ def _shadowed_rules(set_id, exercise_id, label, tag, failed):
                                          f"only {tag!r} is reported", problem=False)]
 
 
-def _grade_wrong_version(exercise_set, exercise, wrong, function, level, warm=None,
-                         tag=None):
-    """The checks of a submission with ``wrong`` in place of ``function``.
+def _grade_wrong_version(exercise_set, exercise, wrong, function, level, warm,
+                         submission, tag=None):
+    """The checks of a submission with ``wrong`` in place of ``function``
+    (``submission``: the set's WrongSubmission).
 
     With a ``tag``, the YAML checks go first: when a failed one already carries the
     tag, the hidden pytest checks cannot change the verdict and are left out (each is
     a pytest session); otherwise the submission is graded whole.
     """
-    with tempfile.TemporaryDirectory(prefix="attn-grade-wrong-") as tmp:
-        folder = _wrong_submission(exercise_set, exercise, wrong, function,
-                                   Path(tmp) / "submission")
+    folder = submission.use(exercise, wrong, function)
 
-        def grade(hidden):
-            run = grade_set(exercise_set, folder, level, only={exercise.id},
-                            variants={exercise.id: exercise.variant}, warm=warm,
-                            hidden_tests=hidden)
-            return [c for e in run.exercises for c in e.checks]
+    def grade(hidden):
+        run = grade_set(exercise_set, folder, level, only={exercise.id},
+                        variants={exercise.id: exercise.variant}, warm=warm,
+                        hidden_tests=hidden)
+        return [c for e in run.exercises for c in e.checks]
 
-        checks = grade(hidden=tag is None)
-        if tag is not None and not any(not c.passed and tag in c.tags for c in checks):
-            checks = grade(hidden=True)
+    checks = grade(hidden=tag is None)
+    if tag is not None and not any(not c.passed and tag in c.tags for c in checks):
+        checks = grade(hidden=True)
     return checks
 
 
@@ -268,45 +295,99 @@ def _each_variant(exercise):
 
 
 def variants_pass(exercise_set: ExerciseSet, level: str,
-                  only: Collection[str] | None = None, warm: Warm | None = None) -> list[Finding]:
+                  only: Collection[str] | None = None, warm: Warm | None = None,
+                  submission: "WrongSubmission | None" = None) -> list[Finding]:
     """Each variant's reference answers its own checks (graded as that student would)."""
-    out = []
-    for exercise in exercise_set.exercises:
-        if (only is not None and exercise.id not in only) or len(exercise.variants) < 2:
-            continue
-        for variant in _each_variant(exercise)[1:]:
-            checks = _grade_wrong_version(exercise_set, variant, None, None, level, warm)
-            out += [Finding(exercise_set.id, exercise.id, f"the reference fails check "
-                                                          f"{c.check!r} on variant "
-                                                          f"{variant.variant}")
-                    for c in checks if not c.passed]
+    out: list[Finding] = []
+    with _submission_for(exercise_set, submission) as submission:
+        for exercise in exercise_set.exercises:
+            if (only is not None and exercise.id not in only) or len(exercise.variants) < 2:
+                continue
+            for variant in _each_variant(exercise)[1:]:
+                checks = _grade_wrong_version(exercise_set, variant, None, None, level, warm,
+                                              submission)
+                out += [Finding(exercise_set.id, exercise.id, f"the reference fails check "
+                                                              f"{c.check!r} on variant "
+                                                              f"{variant.variant}")
+                        for c in checks if not c.passed]
     return out
 
 
-def _wrong_submission(exercise_set, exercise, wrong, function, folder):
-    """The reference solutions, with ``function`` of one module replaced by ``wrong``.
+@contextlib.contextmanager
+def _submission_for(exercise_set, given):
+    """``given``, or a WrongSubmission of the set's own, removed after."""
+    if given is not None:
+        yield given
+        return
+    made = WrongSubmission(exercise_set)
+    try:
+        yield made
+    finally:
+        made.close()
 
-    The reference moves to a private module so that a wrong version that calls the
-    right function (``softmax(logits * T, T)``) still reaches the right one.  With
-    variants, every function is bound to the variant's numbers, as a student of that
-    variant would answer.
+
+class WrongSubmission:
+    """One folder of the reference solutions in which one module at a time has a
+    function replaced by a wrong version (see ``use``), for a set's whole dev check.
+
+    The folder is made once and changed in place: a new one per wrong version cost
+    about a hundred file copies to write and as many again to stage.  Every file it
+    rewrites gets a later mtime than any before, so staging sees each change even
+    when two versions have the same size.
     """
-    shutil.copytree(exercise_set.exercises_dir, folder, ignore=COURSE_ONLY)
-    for stub in exercise_set.exercises_dir.glob("*.py"):
-        source = exercise_set.solutions_dir / stub.name
-        if source.is_file():
-            shutil.copy(source, folder / stub.name)
-    module = Path(exercise.file).stem
-    private = f"_attn_grade_reference_{module}"
-    (folder / exercise.file).rename(folder / f"{private}.py")
-    names = {f: f for f in exercise.functions}
-    if wrong:
-        names[function] = wrong
-    bound = "".join(f"{name} = _bind(_reference.{source})\n" for name, source in names.items())
-    (folder / exercise.file).write_text(
-        f"from {private} import *  # noqa\nimport {private} as _reference\n"
-        f"PARAMS = {exercise.params!r}\n{BIND}{bound}")
-    return folder
+
+    def __init__(self, exercise_set: ExerciseSet):
+        self.exercise_set = exercise_set
+        self.tmp = Path(tempfile.mkdtemp(prefix="attn-grade-wrong-"))
+        self.folder = self.tmp / "submission"
+        shutil.copytree(exercise_set.exercises_dir, self.folder, ignore=COURSE_ONLY)
+        for stub in exercise_set.exercises_dir.glob("*.py"):
+            source = exercise_set.solutions_dir / stub.name
+            if source.is_file():
+                shutil.copy(source, self.folder / stub.name)
+        self.changed: list[str] = []   # the module files the last version rewrote
+        self._mtime = 0
+
+    def use(self, exercise, wrong, function) -> Path:
+        """The reference solutions, with ``function`` of one module replaced by ``wrong``.
+
+        The reference moves to a private module so that a wrong version that calls the
+        right function (``softmax(logits * T, T)``) still reaches the right one.  With
+        variants, every function is bound to the variant's numbers, as a student of
+        that variant would answer.
+        """
+        self._restore()
+        module = Path(exercise.file).stem
+        private = f"_attn_grade_reference_{module}"
+        names = {f: f for f in exercise.functions}
+        if wrong:
+            names[function] = wrong
+        bound = "".join(f"{name} = _bind(_reference.{source})\n"
+                        for name, source in names.items())
+        self._write(f"{private}.py",
+                    (self.exercise_set.solutions_dir / exercise.file).read_text("utf-8"))
+        self._write(exercise.file, f"from {private} import *  # noqa\nimport {private} as "
+                                   f"_reference\nPARAMS = {exercise.params!r}\n{BIND}{bound}")
+        self.changed = [exercise.file, f"{private}.py"]
+        return self.folder
+
+    def close(self) -> None:
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def _restore(self):
+        for name in self.changed:
+            source = self.exercise_set.solutions_dir / name
+            if source.is_file():
+                self._write(name, source.read_text("utf-8"))
+            else:
+                (self.folder / name).unlink()
+        self.changed = []
+
+    def _write(self, name, text):
+        path = self.folder / name
+        path.write_text(text, encoding="utf-8")
+        self._mtime = max(time.time_ns(), self._mtime + 1_000_000)
+        os.utime(path, ns=(self._mtime, self._mtime))
 
 
 BIND = """

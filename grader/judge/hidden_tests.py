@@ -45,10 +45,9 @@ def preload() -> None:
     builtin plugins, pdb (which its debugging plugin loads) and numpy.random (which
     test files use).  Once per grader process (~20 ms a session saved)."""
     import importlib
-
-    import numpy.random  # noqa: F401
     import pdb  # noqa: F401
 
+    import numpy.random  # noqa: F401
     from _pytest.config import default_plugins
 
     for name in default_plugins:
