@@ -209,7 +209,8 @@ def grade(set_id: str, submission: str | None, upload: str | None, as_json: bool
     if not upload and not notebook and (course.exercises_dir / set_id / "set.yaml").is_file():
         # a folder of stub files: its sandbox starts now, while the set loads
         early = start_run(course, set_id, submission or course.exercises_dir / set_id, level,
-                          required, limits, set(exercises) or None)
+                          required, limits, set(exercises) or None,
+                          warm.zygote if warm else None)
         early.references = warm.references if warm else early.references
         warm = early
     try:
@@ -259,14 +260,25 @@ def grade_worker() -> None:
     list) per input line, run here; one JSON answer line each (code, document,
     stderr).  Whatever else writes to the real stdout goes to stderr.
     """
-    import contextlib
-    import io
-
     from .grading import Warm
+    from .run.template import Zygote
 
     answers = os.fdopen(os.dup(1), "w", encoding="utf-8")
     os.dup2(2, 1)
-    warm = Warm()
+    # started before any course is loaded; its imports overlap the first student's setup
+    warm = Warm(zygote=Zygote() if Zygote.possible() else None)
+    try:
+        _serve_worker(warm, answers)
+    finally:
+        if warm.zygote is not None:
+            warm.zygote.close()
+
+
+def _serve_worker(warm, answers):
+    """The worker's loop: each line a command, run with the worker's Warm."""
+    import contextlib
+    import io
+
     for line in sys.stdin:
         out, err = io.StringIO(), io.StringIO()
         code = 0

@@ -28,14 +28,14 @@ from .run.template import widest
 
 def start_run(course: Course, set_id: str, submission: str | Path, level: str,
               required: str | None = None, limit_overrides: dict[str, Any] | None = None,
-              only: Collection[str] | None = None) -> "Warm":
+              only: Collection[str] | None = None, zygote: Any = None) -> "Warm":
     """A run folder whose template is already starting, before the set is loaded.
 
     bubblewrap, Python and numpy (and sympy, when the cached set says its
     exercises need it) start on another core while this process loads the set;
     grade_set(..., warm=...) then finds the template ready.  Close the Warm.
     """
-    folder = open_run_folder(level, course.solutions_dir / set_id, required)
+    folder = open_run_folder(level, course.solutions_dir / set_id, required, zygote)
     try:
         folder.warm(submission, [str(course.exercises_dir / set_id)],
                     Limits().merged(**(limit_overrides or {})),
@@ -55,9 +55,10 @@ class Warm:
     Never shared between students: a folder is one student's sandbox.
     """
 
-    def __init__(self, folder: RunFolder | None = None):
+    def __init__(self, folder: RunFolder | None = None, zygote: Any = None):
         self.references: dict[tuple[str, str, str], Reference] = {}
         self.folder = folder
+        self.zygote = zygote   # a worker's run.template.Zygote (each run still its own sandbox)
 
     def close(self) -> None:
         if self.folder is not None:
@@ -95,7 +96,7 @@ def grade_set(exercise_set: ExerciseSet, submission: str | Path, level: str,
         sandbox.check_required(plan, required, exercise_set.solutions_dir)
         folder.stage(submission, exercise_set.exercises_dir, refresh=True)
     else:
-        folder = open_run_folder(level, exercise_set.solutions_dir, required)
+        folder = open_run_folder(level, exercise_set.solutions_dir, required, warm.zygote)
         plan = folder.plan
     processes: dict[str, StudentProcess] = {}
     session = None
@@ -111,16 +112,18 @@ def grade_set(exercise_set: ExerciseSet, submission: str | Path, level: str,
                         widest(*(p.limits for p in processes.values())),
                         tuple(sorted({m for e in exercises for m in e.child_modules})))
         budget = max((p.limits.time for p in processes.values()), default=0) + JUDGE_MARGIN
+        # the exercises without hidden tests first: the session collects meanwhile
+        order = sorted(exercises, key=lambda e: bool(hidden_tests and e.test_files))
         if hidden_tests and any(e.test_files for e in exercises):
             pytest_checks.preload()   # once here, not in each of the session's forks
-            # its fork collects the tests while the YAML checks run; each exercise's tests
-            # then run on the child its YAML checks used (with the run's limits)
+            # each exercise's tests then run on the child its YAML checks used (with the
+            # run's limits); a fork starved by a child's burners is not an overrun
+            # (bounded's clock counts the fork's own CPU)
             session = pytest_checks.Session(
-                [_with_limits(e, processes[e.id].limits) for e in exercises], processes, budget)
-            session.collect()   # while the template starts
+                [_with_limits(e, processes[e.id].limits) for e in order], processes, budget)
         pending: list = []   # every exercise's answers, judged in one fork below
         previous = None
-        for exercise in exercises:   # one student process alive at a time
+        for exercise in order:   # one student process alive at a time
             if previous is not None:
                 previous.close()
             previous = processes[exercise.id]

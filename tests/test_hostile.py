@@ -21,6 +21,7 @@ from conftest import (
     ROOT,
     SOLUTIONS,
     copy_exercises,
+    grade_in_workers,
     grade_many,
     scores_by_exercise,
     system_venv,
@@ -539,3 +540,40 @@ def test_bubblewrap_without_root_keeps_the_work_folder_the_graders(attack):
         assert [name for name in os.listdir(runs) if name.startswith("attn-grade-")] == []
     finally:
         shutil.rmtree(top, ignore_errors=True)
+
+
+# ------------------------------------------------------------ a class worker's zygote
+
+THROUGH_ZYGOTE = ("kill every process", "chain sweep", "chain template",
+                  "monkeypatched numpy math sympy pytest", "forked children that sleep",
+                  "segfault", "os._exit at import")
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not BWRAP, reason="a zygote needs root and bubblewrap")
+def test_attacks_in_a_class_worker_cost_no_later_student(tmp_path):
+    """grade-all's worker forks each student's template from its zygote into that
+    student's own sandbox: an attack scores nothing and harms nothing else, and the
+    honest student the same worker grades next still gets every point."""
+    codes = {**ATTACKS, "kill every process": KILL_ALL,
+             **{"chain " + name: code for name, code in CHAINS.items()}}
+    honest = tmp_path / "honest"
+    copy_exercises("day3", honest)
+    for stub in honest.glob("*.py"):
+        stub.write_text((SOLUTIONS / "day3" / stub.name).read_text())
+    jobs = []
+    for name in THROUGH_ZYGOTE:
+        folder = tmp_path / name.replace(" ", "-")
+        shutil.copytree(honest, folder)
+        (folder / "temperature.py").write_text(codes[name])
+        for submission in (folder, honest):
+            jobs.append(["day3", "--submission", submission, "--json", "--lang", "en",
+                         *LIMITS, *SELECTION, "--isolation", "bubblewrap"])
+    results = grade_in_workers(jobs, workers=1)   # one worker: each attack, then honesty
+    for name, (attacked, after) in zip(THROUGH_ZYGOTE, zip(results[::2], results[1::2])):
+        assert attacked[0] == 1 and after[0] == 0, (name, attacked, after)
+        assert_only(attacked[1], "temperature")
+        scores = scores_by_exercise(after[1])
+        for exercise in GRADED:
+            full = FULL_DAY3[exercise]
+            assert scores[exercise] == pytest.approx((full, full)), (name, exercise)
+    assert child_processes() == []

@@ -66,9 +66,9 @@ def busy_template():
 
 
 @contextlib.contextmanager
-def run_folder(level, submission):
+def run_folder(level, submission, zygote=None):
     """(a run folder, a maker of its student processes); all closed at the end."""
-    folder = RunFolder(sandbox.plan(level))
+    folder = RunFolder(sandbox.plan(level), zygote)
     made = []
 
     def process(module, **limits):
@@ -261,3 +261,86 @@ def test_a_child_runs_below_the_graders_priority_and_cannot_raise_it(tmp_path, l
         assert child.call("niceness").value == os.nice(0) + sandbox.STUDENT_NICENESS
         if os.geteuid() != 0 or level == "bubblewrap":
             assert child.call("raise_priority").value == "refused"
+
+
+# ------------------------------------------------------------ a worker's zygote
+
+INSIDE = '''
+import os
+
+def inside():
+    status = dict(line.split(":", 1) for line in open("/proc/self/status"))
+    caps = {k: int(status[k], 16) for k in ("CapPrm", "CapEff", "CapAmb", "CapInh")}
+    fds = {}
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            fds[fd] = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            pass
+    return {"uid": os.getuid(), "euid": os.geteuid(), "caps": caps, "fds": fds,
+            "no_new_privs": int(status["NoNewPrivs"]), "root": sorted(os.listdir("/")),
+            "pid": os.getpid(), "seen": sorted(int(p) for p in os.listdir("/proc") if p.isdigit())}
+'''
+
+ZYGOTE = pytest.mark.skipif(os.geteuid() != 0 or not sandbox.bubblewrap_works(),
+                            reason="a zygote needs root and bubblewrap")
+
+
+@pytest.fixture(scope="module")
+def zygote():
+    from grader.run.template import Zygote
+
+    made = Zygote()
+    yield made
+    made.close()
+
+
+@ZYGOTE
+def test_a_template_from_the_zygote_is_a_sandbox_like_any_other(zygote, tmp_path):
+    """The zygote forks each run's template into that run's own bubblewrap sandbox: its
+    children run as the run's uid, with no capability and no new privileges, see the
+    sandbox's root and processes only, and hold no descriptor of the world outside."""
+    (tmp_path / "inside.py").write_text(INSIDE)
+    with run_folder("bubblewrap", tmp_path, zygote) as (folder, process):
+        child = process("inside")
+        seen = child.call("inside").value
+        assert child.template.process.popen.args[-3:-1] == ["sh", "-c"]   # held, not started
+        assert seen["uid"] == seen["euid"] == folder.plan.identity.uid
+        assert seen["caps"] == {"CapPrm": 0, "CapEff": 0, "CapAmb": 0, "CapInh": 0}
+        assert seen["no_new_privs"] == 1
+        assert "home" not in seen["root"] and "work" not in seen["root"]   # not the host's /
+        assert not (set(os.listdir("/")) - {"tmp", "usr", "bin", "lib", "lib64", "sbin", "dev",
+                                            "proc", "etc", "root"}) & set(seen["root"])
+        assert len(seen["seen"]) < 8   # the sandbox's few processes, not the machine's
+        outside = [t for t in seen["fds"].values() if t.startswith("/") and not t.startswith(
+            (str(folder.root), "/dev/null"))]
+        assert outside == [], seen["fds"]
+
+
+@ZYGOTE
+def test_monkeypatching_stays_in_one_child_of_a_zygote_template(zygote, tmp_path):
+    (tmp_path / "patches.py").write_text(PATCHES)
+    (tmp_path / "clean.py").write_text(CLEAN)
+    with run_folder("bubblewrap", tmp_path, zygote) as (folder, process):
+        patched, clean = process("patches"), process("clean")
+        assert patched.call("patched").value == 42.0
+        assert clean.call("clean").value == [11.0, 4.0, 3.0]
+        assert clean.proc.pid == patched.proc.pid
+        hung = process("clean", time=0.5)
+        assert hung.call("hang").status is Status.TIMEOUT
+        assert hung.call("die").status is Status.CRASHED
+        assert hung.call("clean").value == [11.0, 4.0, 3.0]
+        assert hung.proc.pid == clean.proc.pid   # replaced by forks of the same template
+
+
+@ZYGOTE
+def test_without_its_zygote_a_run_starts_its_own_template(tmp_path):
+    from grader.run.template import Zygote
+
+    (tmp_path / "clean.py").write_text(CLEAN)
+    gone = Zygote()
+    gone.close()
+    with run_folder("bubblewrap", tmp_path, gone) as (folder, process):
+        child = process("clean")
+        assert child.call("clean").value == [11.0, 4.0, 3.0]
+        assert child.template.process.popen.args[-3:-1] != ["sh", "-c"]

@@ -52,6 +52,9 @@ def grade_command(set_id: str, submission: str | Path, course: str | Path,
                              *extra)]
 
 
+STOP_SECONDS = 3.0
+
+
 class Worker:
     """One ``grade-worker`` process and the pipes to it."""
 
@@ -75,7 +78,7 @@ class Worker:
         if line is None:
             why = (f"grading took longer than {timeout:g} s" if self.proc.poll() is None
                    else "the grading worker died:\n" + self._log_tail())
-            self.stop()
+            self.stop(graceful=False)
             return None, None, why
         answer = json.loads(line)
         return answer["code"], answer["document"], answer["stderr"]
@@ -102,7 +105,16 @@ class Worker:
     def alive(self) -> bool:
         return self.proc.poll() is None
 
-    def stop(self) -> None:
+    def stop(self, graceful: bool = True) -> None:
+        """End the worker: on its stdin's end it closes its zygote and folders itself;
+        one that does not within a few seconds, or a stuck one (not ``graceful``), is
+        killed."""
+        try:
+            self.stdin.close()
+            if graceful:
+                self.proc.wait(timeout=STOP_SECONDS)
+        except (OSError, subprocess.TimeoutExpired):
+            pass
         if self.proc.poll() is None:
             self.proc.kill()
         self.proc.wait()

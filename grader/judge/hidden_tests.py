@@ -246,11 +246,6 @@ class Session:
         path = (self.root / nodeid.split("::")[0]).resolve() if self.root else None
         return self.by_file.get(path) or next(iter(self.by_file.values()))
 
-    def collect(self) -> None:
-        """Wait until the tests are collected (before any student code runs: nothing
-        of it competes for the CPU then)."""
-        self._run()
-
     def serve(self, exercise_id: str) -> None:
         """Run every test up to the first of an exercise not served yet."""
         self.turn.add(exercise_id)

@@ -214,10 +214,15 @@ def apply_limits(limits: dict[str, int] | None) -> None:
                               (resource.RLIMIT_FSIZE, limits["fsize"], limits["fsize"]),
                               (resource.RLIMIT_NPROC, limits["processes"], limits["processes"]),
                               (resource.RLIMIT_CORE, 0, 0)):
-        _, current = resource.getrlimit(which)
-        if current != resource.RLIM_INFINITY:
-            soft, hard = min(soft, current), min(hard, current)
-        resource.setrlimit(which, (soft, hard))
+        _lower(which, soft, hard)
+
+
+def _lower(which: int, soft: int, hard: int) -> None:
+    """Set a limit, never above the hard limit already in place."""
+    _, current = resource.getrlimit(which)
+    if current != resource.RLIM_INFINITY:
+        soft, hard = min(soft, current), min(hard, current)
+    resource.setrlimit(which, (soft, hard))
 
 
 def forked_child(request: dict[str, Any], fds: list[int], control: socket.socket) -> None:
@@ -441,9 +446,147 @@ def warm_up() -> None:
         error_answer(exc, "/")
 
 
+# ------------------------------------------------------------ the zygote
+# A class's grading worker starts one zygote: this script, as root, outside any
+# sandbox, with what a template imports already imported.  For each run it forks
+# a process that enters the run's sandbox (the namespaces and root of a bubblewrap
+# that only holds them), switches to the run's uid and becomes its template: a
+# student's sandbox without a Python start and numpy and sympy imports of its own.
+
+NAMESPACES = ("cgroup", "ipc", "uts", "net", "pid", "mnt")   # mnt last: it hides /proc/N
+PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS = 1, 38
+
+
+def zygote(control: socket.socket) -> None:
+    """Serve requests until the grader closes the socket: {"holder": pid, "settings":
+    {...}} with two descriptors (the template's control socket, its console)."""
+    _prctl(PR_SET_DUMPABLE, 0)
+    _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)   # it ends with its worker, however that ends
+    # the templates it forks come back to it when their forker ends (not to the grader)
+    _prctl(PR_SET_CHILD_SUBREAPER, 1)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)   # the worker's Ctrl-C is the worker's
+    # an ended template is collected at once: its run's uid is released only after
+    wakeup, wakeup_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+    signal.set_wakeup_fd(wakeup_w)
+    signal.signal(signal.SIGCHLD, lambda *_: None)
+    while True:
+        _reap_templates()
+        if control not in select.select([control, wakeup], [], [])[0]:
+            try:
+                os.read(wakeup, 4096)
+            except BlockingIOError:
+                pass
+            continue
+        try:
+            data, fds, _, _ = socket.recv_fds(control, 65536, 2)
+        except OSError:
+            data, fds = b"", []
+        if not data:
+            return
+        request = json.loads(data)
+        pid = os.fork()
+        if pid == 0:
+            code = 1
+            try:
+                signal.set_wakeup_fd(-1)
+                signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+                os.close(wakeup)
+                os.close(wakeup_w)
+                enter_sandbox(int(request["holder"]), control, fds, request["settings"])
+            finally:
+                os._exit(code)
+        for fd in fds:
+            os.close(fd)
+        _, status = os.waitpid(pid, 0)   # it forks the template and ends at once
+        control.send(json.dumps({"id": request["id"],
+                                 "entered": os.waitstatus_to_exitcode(status) == 0}).encode())
+
+
+def _reap_templates() -> None:
+    """Collect the templates that ended (their sandboxes were closed)."""
+    while True:
+        try:
+            if os.waitpid(-1, os.WNOHANG)[0] == 0:
+                return
+        except ChildProcessError:
+            return
+
+
+def enter_sandbox(holder: int, control: socket.socket, fds: list[int],
+                  settings: dict[str, Any]) -> None:
+    """In a fork of the zygote: join the holder's namespaces and root, then fork the
+    template there (a PID namespace takes in only the children of who joins it)."""
+    control.close()
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    host = os.stat("/")
+    root = os.open(f"/proc/{holder}/root", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    for name in NAMESPACES:
+        theirs = f"/proc/{holder}/ns/{name}"
+        if not os.path.exists(theirs) or os.stat(theirs).st_ino == os.stat(
+                f"/proc/self/ns/{name}").st_ino:
+            continue   # not unshared (cgroup, where the kernel has none)
+        fd = os.open(theirs, os.O_RDONLY | os.O_CLOEXEC)
+        if libc.setns(fd, 0) != 0:
+            raise OSError(ctypes.get_errno(), f"setns {name}")
+        os.close(fd)
+    os.fchdir(root)
+    os.chroot(".")
+    os.close(root)
+    os.chdir("/")
+    inside = os.stat("/")
+    if (inside.st_dev, inside.st_ino) == (host.st_dev, host.st_ino):
+        raise OSError("the holder's root is the host's: its sandbox is not built")
+    if os.fork() == 0:
+        code = 1
+        try:
+            become_template(fds, settings)
+        except MemoryError:
+            code = EXIT_OUT_OF_MEMORY
+        except BaseException:
+            traceback.print_exc()
+        finally:
+            os._exit(code)
+    os._exit(0)
+
+
+def become_template(fds: list[int], settings: dict[str, Any]) -> None:
+    """Inside the run's sandbox, still root: what bubblewrap and the Python it
+    starts would have done (a session, the console, limits, the run's uid, no
+    capabilities, no new privileges), then the template's loop."""
+    control_fd, console = fds
+    os.setsid()
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    os.dup2(console, 1)
+    os.dup2(console, 2)
+    null = os.open("/dev/null", os.O_RDONLY)
+    os.dup2(null, 0)
+    for fd in _open_fds():   # nothing of the zygote's (or the grader's) world comes along
+        if fd > 2 and fd != control_fd:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+    os.environ.clear()
+    os.environ.update(settings["env"])
+    for which, soft, hard in settings["rlimits"]:
+        _lower(which, soft, hard)
+    os.nice(settings["nice"])
+    drop_privileges(settings["argv"])
+    _prctl(PR_SET_NO_NEW_PRIVS, 1)
+    Template(socket.socket(fileno=control_fd), settings.get("kill_all", False)).run()
+
+
+def _open_fds() -> list[int]:
+    return [int(name) for name in os.listdir("/proc/self/fd")]
+
+
 def main() -> None:
-    drop_privileges(sys.argv[1:])
-    with open(dict(zip(sys.argv[1::2], sys.argv[2::2]))["--settings"], encoding="utf-8") as f:
+    args = dict(zip(sys.argv[1::2], sys.argv[2::2]))
+    if "--zygote" not in sys.argv:
+        drop_privileges(sys.argv[1:])
+    with open(args["--settings"], encoding="utf-8") as f:
         settings = json.load(f)
     import_wire(settings["library_paths"])
     sys.stdin = io.StringIO("")
@@ -453,7 +596,11 @@ def main() -> None:
     # what the template imported is never collected: a child's collector skips it
     # instead of touching (and so copying) every page of it
     gc.freeze()
-    Template(socket.socket(fileno=settings["control_fd"]), settings.get("kill_all", False)).run()
+    control = socket.socket(fileno=settings["control_fd"])
+    if "--zygote" in sys.argv:
+        zygote(control)
+    else:
+        Template(control, settings.get("kill_all", False)).run()
 
 
 if __name__ == "__main__":

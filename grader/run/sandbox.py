@@ -464,6 +464,26 @@ def command(run_plan: Plan, script: str, workdir: str, submission: str | Path,
             "--chdir", chdir, "--", *python]
 
 
+def holder_command(run_plan: Plan, workdir: str, submission: str | Path,
+                   runtime_dir: str | Path, limits: Limits, info_fd: int,
+                   ready_fd: int) -> list[str]:
+    """bubblewrap with the run's sandbox (as ``command`` makes it) around a process that
+    only holds it: a zygote's fork joins its namespaces and root (see child_main).
+
+    The holder keeps no capability.  bubblewrap writes the sandbox's pid 1 to
+    ``info_fd`` as soon as it exists, before the sandbox is built (its root is then
+    still the host's): only the holder's line on ``ready_fd``, written once it runs
+    inside the finished sandbox, says that it may be entered.
+    """
+    argv = command(run_plan, "unused", workdir, submission, runtime_dir, limits)
+    flags = _namespace_flags()
+    cap_start = flags.index("--cap-drop")
+    argv[1:1 + len(flags)] = [*flags[:cap_start], "--cap-drop", "ALL",
+                              "--info-fd", str(info_fd)]
+    holder = f"echo ready > /proc/self/fd/{ready_fd}; exec sleep infinity"   # dash: fd <= 9
+    return [*argv[:argv.index("--") + 1], "sh", "-c", holder]
+
+
 def _readonly_roots(submission, runtime_dir, *public):
     python_home = os.path.dirname(os.path.dirname(os.path.abspath(interpreter())))
     venv = [python_home] if os.path.exists(os.path.join(python_home, "pyvenv.cfg")) else []
@@ -493,12 +513,8 @@ def preexec(run_plan: Plan, limits: Limits, cpu: bool = True) -> Callable[[], No
             os.nice(STUDENT_NICENESS)
         if run_plan.level == "none":
             return
-        _set_limit(resource.RLIMIT_AS, limits.memory)
-        if cpu:
-            seconds = cpu_seconds(limits)
-            _set_limit(resource.RLIMIT_CPU, seconds, seconds + 2)   # SIGXCPU, then SIGKILL
-        _set_limit(resource.RLIMIT_FSIZE, file_size_cap(limits))
-        _set_limit(resource.RLIMIT_CORE, 0)
+        for which, soft, hard in rlimits(limits, cpu):
+            _set_limit(which, soft, hard)
         if identity is not None:
             _set_limit(resource.RLIMIT_NPROC, limits.processes)
             os.setgroups([])
@@ -506,6 +522,16 @@ def preexec(run_plan: Plan, limits: Limits, cpu: bool = True) -> Callable[[], No
             os.setuid(identity.uid)
 
     return apply
+
+
+def rlimits(limits: Limits, cpu: bool = True) -> list[tuple[int, int, int]]:
+    """(resource, soft, hard) of a sandboxed process (see preexec)."""
+    out = [(resource.RLIMIT_AS, limits.memory, limits.memory)]
+    if cpu:
+        seconds = cpu_seconds(limits)
+        out.append((resource.RLIMIT_CPU, seconds, seconds + 2))   # SIGXCPU, then SIGKILL
+    size = file_size_cap(limits)
+    return out + [(resource.RLIMIT_FSIZE, size, size), (resource.RLIMIT_CORE, 0, 0)]
 
 
 STUDENT_NICENESS = 10   # no child can lower it (that needs CAP_SYS_NICE)

@@ -56,8 +56,9 @@ class RunFolder:
     ``reaper`` knows the run's live processes (its templates).
     """
 
-    def __init__(self, plan=None):
+    def __init__(self, plan=None, zygote=None):
         self.reaper = Reaper()
+        self.zygote = zygote   # a worker's Zygote: templates forked into this run's sandbox
         self.plan = plan or sandbox.Plan("none", "none", "none")
         self.identity = self.plan.identity
         self.root = Path(tempfile.mkdtemp(prefix="attn-grade-"))
@@ -202,12 +203,12 @@ class RunFolder:
 
 
 def open_run_folder(level: str, solutions_dir: str | Path | None = None,
-                    required: str | None = None) -> RunFolder:
+                    required: str | None = None, zygote=None) -> RunFolder:
     """A RunFolder for a new plan (sandbox.plan); the plan's uid is released if the
-    folder cannot be made."""
+    folder cannot be made.  ``zygote``: a worker's Zygote, when it has one."""
     plan = sandbox.plan(level, solutions_dir, required)
     try:
-        return RunFolder(plan)
+        return RunFolder(plan, zygote)
     except BaseException:
         plan.release()
         raise

@@ -14,8 +14,12 @@ sandbox; the next start gets a new one.
 
 import dataclasses
 import json
+import os
 import select
+import shutil
 import socket
+import subprocess
+import tempfile
 import time
 from pathlib import Path
 from typing import IO, Any
@@ -64,29 +68,73 @@ class Template:
         self._count = 0
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.sock = ours
+        own = dataclasses.replace(limits, processes=limits.processes + OWN_PROCESSES)
+        zygote = getattr(folder, "zygote", None)
         try:
-            settings = {"library_paths": sandbox.library_paths(), "control_fd": theirs.fileno(),
-                        "preload": sorted(self.preloaded),
-                        # kill(-1) in the template reaches the run's processes alone
-                        "kill_all": folder.plan.level == "bubblewrap"
-                        or (folder.plan.level == "process" and folder.plan.identity is not None)}
-            # a new file in runtime/, which no child may write (work/ a child may, where
-            # its uid is the grader's user's: a link planted there would be written through)
-            path = folder.write_new_shared("template-", json.dumps(settings).encode())
-            own = dataclasses.replace(limits, processes=limits.processes + OWN_PROCESSES)
-            argv = sandbox.command(folder.plan, str(folder.runtime / "_attn_grade_child.py"),
-                                   str(folder.work), str(folder.files), str(folder.runtime),
-                                   own) + ["--settings", str(path)]
             with open(folder.root / "template.log", "wb") as console:
-                self.process = Child.start(
-                    argv, folder.work, console, sandbox.child_env(str(folder.work)),
-                    sandbox.preexec(folder.plan, own, cpu=False), (theirs.fileno(),),
-                    folder.plan.level, limits, folder.reaper)
+                if zygote is not None and zygote.serves(folder.plan, preload):
+                    self.preloaded.update(zygote.preload)
+                    self._enter(zygote, own, theirs, console)
+                else:
+                    self._start(own, theirs, console)
         except BaseException:
             ours.close()
             raise
         finally:
             theirs.close()
+
+    def _start(self, own: Limits, theirs: socket.socket, console: IO[bytes]) -> None:
+        """A sandbox of its own: bubblewrap (or the process level) starts Python."""
+        folder = self.folder
+        settings = {"library_paths": sandbox.library_paths(), "control_fd": theirs.fileno(),
+                    "preload": sorted(self.preloaded),
+                    # kill(-1) in the template reaches the run's processes alone
+                    "kill_all": folder.plan.level == "bubblewrap"
+                    or (folder.plan.level == "process" and folder.plan.identity is not None)}
+        # a new file in runtime/, which no child may write (work/ a child may, where
+        # its uid is the grader's user's: a link planted there would be written through)
+        path = folder.write_new_shared("template-", json.dumps(settings).encode())
+        argv = sandbox.command(folder.plan, str(folder.runtime / "_attn_grade_child.py"),
+                               str(folder.work), str(folder.files), str(folder.runtime),
+                               own) + ["--settings", str(path)]
+        self.process = Child.start(
+            argv, folder.work, console, sandbox.child_env(str(folder.work)),
+            sandbox.preexec(folder.plan, own, cpu=False), (theirs.fileno(),),
+            folder.plan.level, self.limits, folder.reaper)
+
+    def _enter(self, zygote: "Zygote", own: Limits, theirs: socket.socket,
+               console: IO[bytes]) -> None:
+        """The same sandbox, held by a bubblewrap that runs nothing; the zygote forks
+        the template into it (no Python start, no imports)."""
+        folder = self.folder
+        info_r, info_w = os.pipe()
+        ready_r, ready_w = os.pipe()
+        try:
+            argv = sandbox.holder_command(folder.plan, str(folder.work), str(folder.files),
+                                          str(folder.runtime), own, info_w, ready_w)
+            self.process = Child.start(
+                argv, folder.work, console, sandbox.child_env(str(folder.work)),
+                sandbox.preexec(folder.plan, own, cpu=False), (info_w, ready_w),
+                folder.plan.level, self.limits, folder.reaper)
+            os.close(info_w)
+            os.close(ready_w)
+            info_w = ready_w = -1
+            holder = _holder_pid(info_r, ready_r)
+        finally:
+            for fd in (info_r, ready_r, info_w, ready_w):
+                if fd >= 0:
+                    os.close(fd)
+        identity = folder.plan.identity
+        settings = {"env": sandbox.child_env(str(folder.work)),
+                    "rlimits": sandbox.rlimits(own, cpu=False),
+                    "nice": sandbox.STUDENT_NICENESS, "kill_all": True,
+                    "argv": ["--nproc", str(own.processes),
+                             "--user", f"{identity.uid}:{identity.gid}",
+                             "--cwd", str(folder.work)]}
+        if holder is None or not zygote.enter(holder, theirs.fileno(), console.fileno(),
+                                              settings):
+            self.stop()
+            raise TemplateGone("the zygote could not enter the run's sandbox")
 
     def alive(self) -> bool:
         return not self.dead and not self.process.exited()
@@ -206,6 +254,105 @@ class Template:
             if remaining <= 0:
                 return None
             select.select([self.sock], [], [], min(remaining, 0.05))
+
+
+def _holder_pid(info_fd: int, ready_fd: int) -> int | None:
+    """The sandbox's pid 1 once the holder runs inside the finished sandbox; None if
+    the holder does not say so in time (see sandbox.holder_command)."""
+    deadline = time.monotonic() + ANSWER_SECONDS
+    ready = b""
+    while b"\n" not in ready:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0 or not select.select([ready_fd], [], [], remaining)[0]:
+            return None
+        chunk = os.read(ready_fd, 64)
+        if not chunk:
+            return None
+        ready += chunk
+    if ready != b"ready\n":
+        return None
+    try:   # written before the sandbox was built, and so long since complete
+        pid = json.loads(os.read(info_fd, 4096))["child-pid"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return pid if type(pid) is int and pid > 1 else None
+
+
+class Zygote:
+    """A grading worker's zygote: Python with numpy and sympy imported, outside any
+    sandbox, that forks each run's template into the run's own bubblewrap sandbox
+    (child_main.zygote).  A class's students then pay no Python start and no imports.
+
+    Only as root with bubblewrap and a uid per run: entering another process's
+    namespaces and switching uid needs root; elsewhere each run starts its own
+    template as before (``serves``).  It never holds anything of a course: it is
+    started before any is loaded, as a fresh interpreter.
+    """
+
+    preload = ("numpy", "sympy")
+
+    def __init__(self):
+        from .student import RUNTIME_FILES
+
+        self.folder = Path(tempfile.mkdtemp(prefix="attn-grade-zygote-"))
+        for target, source in RUNTIME_FILES.items():
+            shutil.copyfile(Path(__file__).with_name(source), self.folder / target)
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self.sock, self._count = ours, 0
+        settings = self.folder / "settings.json"
+        settings.write_text(json.dumps({"library_paths": sandbox.library_paths(),
+                                        "control_fd": theirs.fileno(),
+                                        "preload": list(self.preload)}))
+        with open(self.folder / "zygote.log", "wb") as log:
+            self.process = subprocess.Popen(
+                [sandbox.interpreter(), "-I", "-S", "-X", "utf8",
+                 str(self.folder / "_attn_grade_child.py"), "--zygote", "1",
+                 "--settings", str(settings)],
+                cwd=self.folder, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                # in the grader's session: not a stray for the grader's reaper
+                pass_fds=(theirs.fileno(),), env=sandbox.child_env(str(self.folder)))
+        theirs.close()
+
+    @classmethod
+    def possible(cls) -> bool:
+        return os.geteuid() == 0 and hasattr(socket, "send_fds") and sandbox.bubblewrap_works()
+
+    def serves(self, plan: Any, preload: tuple[str, ...] = ()) -> bool:
+        return (plan.level == "bubblewrap" and plan.identity is not None
+                and set(preload) <= set(self.preload) and self.process.poll() is None)
+
+    def enter(self, holder: int, control: int, console: int, settings: dict[str, Any]) -> bool:
+        """Fork a template into the sandbox ``holder`` holds; whether it went in."""
+        self._count += 1
+        rid = str(self._count)
+        try:
+            socket.send_fds(self.sock, [json.dumps({"id": rid, "holder": holder,
+                                                    "settings": settings}).encode()],
+                            [control, console])
+        except OSError:
+            return False
+        deadline = time.monotonic() + ANSWER_SECONDS + STARTUP_SECONDS
+        while time.monotonic() < deadline:
+            if not select.select([self.sock], [], [], deadline - time.monotonic())[0]:
+                break
+            try:
+                reply = json.loads(self.sock.recv(MESSAGE_BYTES))
+            except (OSError, ValueError):
+                break
+            if isinstance(reply, dict) and reply.get("id") == rid:
+                return reply.get("entered") is True
+        self.close()   # silent or confused: no later run trusts it
+        return False
+
+    def close(self) -> None:
+        self.sock.close()
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait()
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+STARTUP_SECONDS = 20.0   # the first request waits for its imports
 
 
 class ForkedChild:
