@@ -471,7 +471,7 @@ def zygote(control: socket.socket) -> None:
     signal.signal(signal.SIGCHLD, lambda *_: None)
     while True:
         _reap_templates()
-        if control not in select.select([control, wakeup], [], [])[0]:
+        if control.fileno() not in select.select([control.fileno(), wakeup], [], [])[0]:
             try:
                 os.read(wakeup, 4096)
             except BlockingIOError:
