@@ -25,6 +25,7 @@ from .run.student import open_run_folder
 from .run.template import widest
 
 POLL_SECONDS = 0.05   # os.stat of a dozen files: nothing next to a grading
+SETTLE_SECONDS = 0.01   # a changed file is graded once it stays the same this long
 CLEAR = "\x1b[2J\x1b[H"
 
 
@@ -80,6 +81,10 @@ def watch(exercise_set: ExerciseSet, folder: Path, level: str, lang: str,
         while True:
             time.sleep(POLL_SECONDS)
             after = stamps(folder, exercise_set.exercises)
+            if after != before:   # a save in progress (truncated, half written) waits
+                time.sleep(SETTLE_SECONDS)
+                if stamps(folder, exercise_set.exercises) != after:
+                    continue
             for ex_id in changed(before, after):
                 if after[ex_id] is None:
                     continue

@@ -550,7 +550,7 @@ THROUGH_ZYGOTE = ("kill every process", "chain sweep", "chain template",
 
 
 @pytest.mark.skipif(os.geteuid() != 0 or not BWRAP, reason="a zygote needs root and bubblewrap")
-def test_attacks_in_a_class_worker_cost_no_later_student(tmp_path):
+def test_attacks_in_a_class_worker_cost_no_later_student(tmp_path, monkeypatch):
     """grade-all's worker forks each student's template from its zygote into that
     student's own sandbox: an attack scores nothing and harms nothing else, and the
     honest student the same worker grades next still gets every point."""
@@ -568,6 +568,9 @@ def test_attacks_in_a_class_worker_cost_no_later_student(tmp_path):
         for submission in (folder, honest):
             jobs.append(["day3", "--submission", submission, "--json", "--lang", "en",
                          *LIMITS, *SELECTION, "--isolation", "bubblewrap"])
+    runs = tmp_path / "runs"   # the workers' run folders: their processes are known by it
+    runs.mkdir(mode=0o755)
+    monkeypatch.setenv("TMPDIR", str(runs))
     results = grade_in_workers(jobs, workers=1)   # one worker: each attack, then honesty
     for name, (attacked, after) in zip(THROUGH_ZYGOTE, zip(results[::2], results[1::2])):
         assert attacked[0] == 1 and after[0] == 0, (name, attacked, after)
@@ -576,4 +579,5 @@ def test_attacks_in_a_class_worker_cost_no_later_student(tmp_path):
         for exercise in GRADED:
             full = FULL_DAY3[exercise]
             assert scores[exercise] == pytest.approx((full, full)), (name, exercise)
-    assert child_processes() == []
+    assert child_processes(str(runs).encode()) == []
+    assert not list(runs.iterdir())   # the zygote's folder and every run folder are gone

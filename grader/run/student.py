@@ -35,11 +35,10 @@ from . import sandbox, wire
 from .channel import Channel, Waited
 from .child import Reaper
 from .outcome import CallOutcome, Crash, Status
-from .template import ForkedChild, Template, TemplateGone, fits
+from .template import RUNTIME_FILES, ForkedChild, Template, TemplateGone, fits
 
 __all__ = ["CallOutcome", "Crash", "RunFolder", "Status", "StudentProcess"]
 
-RUNTIME_FILES = {"_attn_grade_wire.py": "wire.py", "_attn_grade_child.py": "child_main.py"}
 MAX_RESTARTS = 3
 # requests written ahead of the child's answers, in bytes: request files count
 # against the child's disk cap, so the window stays a small share of any cap

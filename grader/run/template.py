@@ -34,6 +34,8 @@ ANSWER_SECONDS = 5.0        # for a fork or a kill; the template does nothing el
 # not the student's: every limit it and its children get allows one more.
 OWN_PROCESSES = 1
 MESSAGE_BYTES = 4096
+# the sandbox's side, copied beside each run (and each zygote) under these names
+RUNTIME_FILES = {"_attn_grade_wire.py": "wire.py", "_attn_grade_child.py": "child_main.py"}
 
 
 class TemplateGone(Exception):
@@ -292,8 +294,6 @@ class Zygote:
     preload = ("numpy", "sympy")
 
     def __init__(self):
-        from .student import RUNTIME_FILES
-
         self.folder = Path(tempfile.mkdtemp(prefix="attn-grade-zygote-"))
         for target, source in RUNTIME_FILES.items():
             shutil.copyfile(Path(__file__).with_name(source), self.folder / target)
