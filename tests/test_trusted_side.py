@@ -279,7 +279,7 @@ def attention(Q, K, V, causal=True):
 # ------------------------------------------------------------ the trusted fork's clock
 
 def _stalled_then_done(channel):
-    channel.emit({"ready": True})
+    channel.ask({"ready": True})   # the parent stops this fork before it replies
     sum(range(10 ** 5))
     channel.emit({"after": True})
 
@@ -303,10 +303,13 @@ def test_a_starved_trusted_fork_is_not_an_overrun_and_a_busy_one_is():
 
     fork = bounded.Fork(_stalled_then_done, 0.3)
     try:
-        assert next(fork) == {"ready": True}
+        ready = next(fork)
         os.kill(fork.pid, signal.SIGSTOP)
-        threading.Timer(0.9, os.kill, (fork.pid, signal.SIGCONT)).start()
+        resume = threading.Timer(0.9, os.kill, (fork.pid, signal.SIGCONT))
+        resume.start()
+        ready.reply("go")
         assert list(fork) == [{"after": True}]
+        resume.join()
     finally:
         fork.close()
     start = time.monotonic()
