@@ -344,3 +344,38 @@ def test_without_its_zygote_a_run_starts_its_own_template(tmp_path):
         child = process("clean")
         assert child.call("clean").value == [11.0, 4.0, 3.0]
         assert child.template.process.popen.args[-3:-1] != ["sh", "-c"]
+
+
+@ZYGOTE
+def test_the_zygote_enters_no_holder_that_shares_its_namespaces(zygote, tmp_path):
+    """A holder whose root is its own but whose pid and net namespaces are the host's
+    (not the run's sandbox: a bwrap that unshares less, a holder pid that died and was
+    reused) is refused: the template would otherwise run in the host's namespaces."""
+    import json
+    import socket
+    import subprocess
+
+    folder = RunFolder(sandbox.plan("bubblewrap"))
+    info_r, info_w = os.pipe()
+    ready_r, ready_w = os.pipe()
+    try:
+        argv = sandbox.holder_command(folder.plan, str(folder.work), str(tmp_path),
+                                      str(folder.runtime), Limits(), info_w, ready_w)
+        argv = [a for a in argv if a not in ("--unshare-pid", "--unshare-net")]
+        holder = subprocess.Popen(argv, pass_fds=(info_w, ready_w), stdout=subprocess.DEVNULL)
+        os.close(info_w)
+        os.close(ready_w)
+        assert os.read(ready_r, 64) == b"ready\n"
+        pid = json.loads(os.read(info_r, 4096))["child-pid"]
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        with open(os.devnull, "wb") as console:
+            entered = zygote.enter(pid, theirs.fileno(), console.fileno(), {})
+        theirs.close()
+        assert not entered
+        ours.close()
+        holder.kill()
+        holder.wait()
+    finally:
+        os.close(info_r)
+        os.close(ready_r)
+        folder.close()

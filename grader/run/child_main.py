@@ -454,6 +454,7 @@ def warm_up() -> None:
 # student's sandbox without a Python start and numpy and sympy imports of its own.
 
 NAMESPACES = ("cgroup", "ipc", "uts", "net", "pid", "mnt")   # mnt last: it hides /proc/N
+OPTIONAL_NAMESPACES = ("cgroup",)   # bubblewrap's --unshare-cgroup-try
 PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS = 1, 38
 
 
@@ -523,11 +524,18 @@ def enter_sandbox(holder: int, control: socket.socket, fds: list[int],
     host = os.stat("/")
     root = os.open(f"/proc/{holder}/root", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     for name in NAMESPACES:
-        theirs = f"/proc/{holder}/ns/{name}"
-        if not os.path.exists(theirs) or os.stat(theirs).st_ino == os.stat(
-                f"/proc/self/ns/{name}").st_ino:
-            continue   # not unshared (cgroup, where the kernel has none)
-        fd = os.open(theirs, os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            fd = os.open(f"/proc/{holder}/ns/{name}", os.O_RDONLY | os.O_CLOEXEC)
+        except FileNotFoundError:
+            fd = -1   # the holder is gone, or the kernel has no such namespace (cgroup)
+        if fd < 0 or os.fstat(fd).st_ino == os.stat(f"/proc/self/ns/{name}").st_ino:
+            if fd >= 0:
+                os.close(fd)
+            if name in OPTIONAL_NAMESPACES:
+                continue   # not unshared (--unshare-cgroup-try)
+            # never the host's own: a holder that died (or a pid reused) must not
+            # leave the template in the host's pid or network namespace
+            raise OSError(f"the holder has no {name} namespace of its own")
         if libc.setns(fd, 0) != 0:
             raise OSError(ctypes.get_errno(), f"setns {name}")
         os.close(fd)
