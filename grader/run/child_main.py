@@ -51,11 +51,42 @@ def drop_privileges(argv: list[str]) -> None:
         os.setgroups([])
         os.setgid(gid)
         os.setuid(uid)
+        _own_keyrings()
         if (os.getuid(), os.geteuid(), os.getgid(), os.getegid()) != (uid, uid, gid, gid) \
                 or os.getgroups() or _capabilities():
             raise SystemExit("attn-grade child: could not switch user")
     if "--cwd" in args:
         os.chdir(args["--cwd"])
+
+
+KEYCTL = {"x86_64": 250, "aarch64": 219, "riscv64": 219}   # keyctl(2)'s syscall number
+KEYCTL_JOIN_SESSION_KEYRING, KEYCTL_CLEAR = 1, 7
+KEY_SPEC_USER_KEYRING, KEY_SPEC_USER_SESSION_KEYRING = -4, -5
+
+
+def _own_keyrings() -> None:
+    """After the uid switch: a new session keyring, and the uid's own keyrings emptied.
+
+    The kernel's keyrings are neither files nor processes: no sandbox hides them.  The
+    session keyring survives setuid (a root login's, from pam_keyinit: what root keeps
+    there its possessor may read whatever its uid), and the uid's user keyrings outlive
+    its processes (an earlier run of the same uid would leave keys for this one).
+    """
+    import ctypes
+    import platform
+
+    number = KEYCTL.get(platform.machine())
+    if number is None:
+        return
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    for args in ((KEYCTL_JOIN_SESSION_KEYRING, None),
+                 (KEYCTL_CLEAR, ctypes.c_long(KEY_SPEC_USER_KEYRING)),
+                 (KEYCTL_CLEAR, ctypes.c_long(KEY_SPEC_USER_SESSION_KEYRING))):
+        if libc.syscall(number, *args) < 0 and ctypes.get_errno() not in (
+                errno.ENOSYS, errno.EPERM):   # no keys in this kernel, or none allowed
+            raise SystemExit("attn-grade child: could not replace the keyrings: "
+                             + os.strerror(ctypes.get_errno()))
 
 
 def _capabilities():
