@@ -344,3 +344,113 @@ def test_without_its_zygote_a_run_starts_its_own_template(tmp_path):
         child = process("clean")
         assert child.call("clean").value == [11.0, 4.0, 3.0]
         assert child.template.process.popen.args[-3:-1] != ["sh", "-c"]
+
+
+@ZYGOTE
+def test_the_zygote_enters_no_holder_that_shares_its_namespaces(zygote, tmp_path):
+    """A holder whose root is its own but whose pid and net namespaces are the host's
+    (not the run's sandbox: a bwrap that unshares less, a holder pid that died and was
+    reused) is refused: the template would otherwise run in the host's namespaces."""
+    import json
+    import socket
+    import subprocess
+
+    folder = RunFolder(sandbox.plan("bubblewrap"))
+    info_r, info_w = os.pipe()
+    ready_r, ready_w = os.pipe()
+    try:
+        argv = sandbox.holder_command(folder.plan, str(folder.work), str(tmp_path),
+                                      str(folder.runtime), Limits(), info_w, ready_w)
+        argv = [a for a in argv if a not in ("--unshare-pid", "--unshare-net")]
+        holder = subprocess.Popen(argv, pass_fds=(info_w, ready_w), stdout=subprocess.DEVNULL)
+        os.close(info_w)
+        os.close(ready_w)
+        assert os.read(ready_r, 64) == b"ready\n"
+        pid = json.loads(os.read(info_r, 4096))["child-pid"]
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        with open(os.devnull, "wb") as console:
+            entered = zygote.enter(pid, theirs.fileno(), console.fileno(), {})
+        theirs.close()
+        assert not entered
+        ours.close()
+        holder.kill()
+        holder.wait()
+    finally:
+        os.close(info_r)
+        os.close(ready_r)
+        folder.close()
+
+
+KEYS = '''
+import ctypes
+import platform
+
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+KEYCTL = {"x86_64": 250, "aarch64": 219}[platform.machine()]
+
+def _read(key):
+    buf = ctypes.create_string_buffer(4096)
+    n = libc.syscall(KEYCTL, 11, ctypes.c_long(key), buf, 4096)   # KEYCTL_READ
+    return buf.raw[:max(n, 0)]
+
+def keys():
+    """The payloads of the keys in the session, user and user-session keyrings."""
+    found = []
+    for ring in (-3, -4, -5):
+        data = _read(ring)
+        for i in range(0, len(data), 4):
+            found.append(_read(int.from_bytes(data[i:i + 4], "little")).decode("latin-1"))
+    return found
+'''
+SYSCALLS = {"x86_64": (248, 250), "aarch64": (217, 219)}   # add_key, keyctl
+
+
+def _add_key(ring, payload):
+    """A user key in keyring ``ring`` (a KEY_SPEC), as this process; its serial."""
+    import ctypes
+    import platform
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    key = libc.syscall(SYSCALLS[platform.machine()][0], b"user", payload, payload,
+                       len(payload), ctypes.c_long(ring))
+    assert key > 0, os.strerror(ctypes.get_errno())
+    return key
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not sandbox.bubblewrap_works(), reason="as root")
+@pytest.mark.skipif(__import__("platform").machine() not in SYSCALLS, reason="syscall numbers")
+def test_a_child_sees_no_key_of_the_graders_session_nor_of_an_earlier_run(tmp_path):
+    """Keyrings are no file and no process: the grader's session keyring (a root login's,
+    pam_keyinit) would otherwise be the child's too, a key of root's readable to its
+    possessor whatever its uid; the run uid's own keyrings outlive every earlier run."""
+    import ctypes
+    import platform
+
+    (tmp_path / "keys.py").write_text(KEYS)
+    keyctl = SYSCALLS[platform.machine()][1]
+    pid = os.fork()
+    if pid == 0:   # a session keyring of the grader's own, as a root login has
+        code = 1
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.syscall.restype = ctypes.c_long
+            assert libc.syscall(keyctl, 1, b"attn-test-session") > 0   # JOIN_SESSION_KEYRING
+            _add_key(-3, b"root-session-secret")
+            with run_folder("bubblewrap", tmp_path) as (folder, process):
+                uid = folder.plan.identity.uid
+                earlier = os.fork()
+                if earlier == 0:   # what an earlier run of this uid left
+                    os.setresuid(uid, uid, uid)
+                    _add_key(-4, b"left-in-user-keyring")
+                    _add_key(-5, b"left-in-user-session-keyring")
+                    os._exit(0)
+                os.waitpid(earlier, 0)
+                seen = process("keys").call("keys").value
+                code = 0 if seen == [] else 3
+                if code:
+                    print("the child saw", seen)
+        finally:
+            os._exit(code)
+    assert os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0

@@ -51,11 +51,42 @@ def drop_privileges(argv: list[str]) -> None:
         os.setgroups([])
         os.setgid(gid)
         os.setuid(uid)
+        _own_keyrings()
         if (os.getuid(), os.geteuid(), os.getgid(), os.getegid()) != (uid, uid, gid, gid) \
                 or os.getgroups() or _capabilities():
             raise SystemExit("attn-grade child: could not switch user")
     if "--cwd" in args:
         os.chdir(args["--cwd"])
+
+
+KEYCTL = {"x86_64": 250, "aarch64": 219, "riscv64": 219}   # keyctl(2)'s syscall number
+KEYCTL_JOIN_SESSION_KEYRING, KEYCTL_CLEAR = 1, 7
+KEY_SPEC_USER_KEYRING, KEY_SPEC_USER_SESSION_KEYRING = -4, -5
+
+
+def _own_keyrings() -> None:
+    """After the uid switch: a new session keyring, and the uid's own keyrings emptied.
+
+    The kernel's keyrings are neither files nor processes: no sandbox hides them.  The
+    session keyring survives setuid (a root login's, from pam_keyinit: what root keeps
+    there its possessor may read whatever its uid), and the uid's user keyrings outlive
+    its processes (an earlier run of the same uid would leave keys for this one).
+    """
+    import ctypes
+    import platform
+
+    number = KEYCTL.get(platform.machine())
+    if number is None:
+        return
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    for args in ((KEYCTL_JOIN_SESSION_KEYRING, None),
+                 (KEYCTL_CLEAR, ctypes.c_long(KEY_SPEC_USER_KEYRING)),
+                 (KEYCTL_CLEAR, ctypes.c_long(KEY_SPEC_USER_SESSION_KEYRING))):
+        if libc.syscall(number, *args) < 0 and ctypes.get_errno() not in (
+                errno.ENOSYS, errno.EPERM):   # no keys in this kernel, or none allowed
+            raise SystemExit("attn-grade child: could not replace the keyrings: "
+                             + os.strerror(ctypes.get_errno()))
 
 
 def _capabilities():
@@ -454,6 +485,7 @@ def warm_up() -> None:
 # student's sandbox without a Python start and numpy and sympy imports of its own.
 
 NAMESPACES = ("cgroup", "ipc", "uts", "net", "pid", "mnt")   # mnt last: it hides /proc/N
+OPTIONAL_NAMESPACES = ("cgroup",)   # bubblewrap's --unshare-cgroup-try
 PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS = 1, 38
 
 
@@ -523,11 +555,18 @@ def enter_sandbox(holder: int, control: socket.socket, fds: list[int],
     host = os.stat("/")
     root = os.open(f"/proc/{holder}/root", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     for name in NAMESPACES:
-        theirs = f"/proc/{holder}/ns/{name}"
-        if not os.path.exists(theirs) or os.stat(theirs).st_ino == os.stat(
-                f"/proc/self/ns/{name}").st_ino:
-            continue   # not unshared (cgroup, where the kernel has none)
-        fd = os.open(theirs, os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            fd = os.open(f"/proc/{holder}/ns/{name}", os.O_RDONLY | os.O_CLOEXEC)
+        except FileNotFoundError:
+            fd = -1   # the holder is gone, or the kernel has no such namespace (cgroup)
+        if fd < 0 or os.fstat(fd).st_ino == os.stat(f"/proc/self/ns/{name}").st_ino:
+            if fd >= 0:
+                os.close(fd)
+            if name in OPTIONAL_NAMESPACES:
+                continue   # not unshared (--unshare-cgroup-try)
+            # never the host's own: a holder that died (or a pid reused) must not
+            # leave the template in the host's pid or network namespace
+            raise OSError(f"the holder has no {name} namespace of its own")
         if libc.setns(fd, 0) != 0:
             raise OSError(ctypes.get_errno(), f"setns {name}")
         os.close(fd)
