@@ -421,7 +421,9 @@ def _add_key(ring, payload):
 
 @pytest.mark.skipif(os.geteuid() != 0 or not sandbox.bubblewrap_works(), reason="as root")
 @pytest.mark.skipif(__import__("platform").machine() not in SYSCALLS, reason="syscall numbers")
-def test_a_child_sees_no_key_of_the_graders_session_nor_of_an_earlier_run(tmp_path):
+@pytest.mark.parametrize("level", ["bubblewrap", "zygote", "process"])
+def test_a_child_sees_no_key_of_the_graders_session_nor_of_an_earlier_run(tmp_path, level,
+                                                                          request):
     """Keyrings are no file and no process: the grader's session keyring (a root login's,
     pam_keyinit) would otherwise be the child's too, a key of root's readable to its
     possessor whatever its uid; the run uid's own keyrings outlive every earlier run."""
@@ -430,6 +432,11 @@ def test_a_child_sees_no_key_of_the_graders_session_nor_of_an_earlier_run(tmp_pa
 
     (tmp_path / "keys.py").write_text(KEYS)
     keyctl = SYSCALLS[platform.machine()][1]
+    zygote = None
+    if level == "process":
+        request.getfixturevalue("reachable_python")   # as root: a Python its uid can reach
+    elif level == "zygote":
+        zygote = request.getfixturevalue("zygote")
     pid = os.fork()
     if pid == 0:   # a session keyring of the grader's own, as a root login has
         code = 1
@@ -438,7 +445,8 @@ def test_a_child_sees_no_key_of_the_graders_session_nor_of_an_earlier_run(tmp_pa
             libc.syscall.restype = ctypes.c_long
             assert libc.syscall(keyctl, 1, b"attn-test-session") > 0   # JOIN_SESSION_KEYRING
             _add_key(-3, b"root-session-secret")
-            with run_folder("bubblewrap", tmp_path) as (folder, process):
+            with run_folder("process" if level == "process" else "bubblewrap", tmp_path,
+                            zygote) as (folder, process):
                 uid = folder.plan.identity.uid
                 earlier = os.fork()
                 if earlier == 0:   # what an earlier run of this uid left
@@ -454,3 +462,17 @@ def test_a_child_sees_no_key_of_the_graders_session_nor_of_an_earlier_run(tmp_pa
         finally:
             os._exit(code)
     assert os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0
+
+
+@ZYGOTE
+def test_a_run_the_zygote_fails_to_enter_starts_its_own_template(zygote, tmp_path,
+                                                                  monkeypatch):
+    """A zygote that cannot enter a run's sandbox costs that run a template start, not
+    its exercise: the retry starts a sandbox of its own."""
+    (tmp_path / "clean.py").write_text(CLEAN)
+    monkeypatch.setattr(type(zygote), "enter", lambda *args: False)
+    with run_folder("bubblewrap", tmp_path, zygote) as (folder, process):
+        child = process("clean")
+        assert child.call("clean").value == [11.0, 4.0, 3.0]
+        assert child.template.process.popen.args[-3:-1] != ["sh", "-c"]
+        assert folder.zygote is None

@@ -627,6 +627,8 @@ def main() -> None:
         drop_privileges(sys.argv[1:])
     with open(args["--settings"], encoding="utf-8") as f:
         settings = json.load(f)
+    if settings.get("own_keyrings"):
+        _own_keyrings()
     import_wire(settings["library_paths"])
     sys.stdin = io.StringIO("")
     for name in settings.get("preload", ()):

@@ -92,7 +92,10 @@ class Template:
                     "preload": sorted(self.preloaded),
                     # kill(-1) in the template reaches the run's processes alone
                     "kill_all": folder.plan.level == "bubblewrap"
-                    or (folder.plan.level == "process" and folder.plan.identity is not None)}
+                    or (folder.plan.level == "process" and folder.plan.identity is not None),
+                    # the process level switched uid before Python started (preexec)
+                    "own_keyrings": folder.plan.level == "process"
+                    and folder.plan.identity is not None}
         # a new file in runtime/, which no child may write (work/ a child may, where
         # its uid is the grader's user's: a link planted there would be written through)
         path = folder.write_new_shared("template-", json.dumps(settings).encode())
@@ -121,7 +124,7 @@ class Template:
             os.close(info_w)
             os.close(ready_w)
             info_w = ready_w = -1
-            holder = _holder_pid(info_r, ready_r)
+            holder = _holder_pid(info_r, ready_r, ANSWER_SECONDS + self.limits.import_time)
         finally:
             for fd in (info_r, ready_r, info_w, ready_w):
                 if fd >= 0:
@@ -133,9 +136,13 @@ class Template:
                     "argv": ["--nproc", str(own.processes),
                              "--user", f"{identity.uid}:{identity.gid}",
                              "--cwd", str(folder.work)]}
-        if holder is None or not zygote.enter(holder, theirs.fileno(), console.fileno(),
-                                              settings):
+        entered = holder is not None and zygote.enter(holder, theirs.fileno(),
+                                                      console.fileno(), settings)
+        # bubblewrap outlives its pid 1: alive now, the pid entered was this sandbox's
+        # (not a reused one) for the whole entry
+        if not entered or self.process.exited():
             self.stop()
+            folder.zygote = None   # this run's next template starts its own sandbox
             raise TemplateGone("the zygote could not enter the run's sandbox")
 
     def alive(self) -> bool:
@@ -258,10 +265,10 @@ class Template:
             select.select([self.sock], [], [], min(remaining, 0.05))
 
 
-def _holder_pid(info_fd: int, ready_fd: int) -> int | None:
+def _holder_pid(info_fd: int, ready_fd: int, seconds: float) -> int | None:
     """The sandbox's pid 1 once the holder runs inside the finished sandbox; None if
-    the holder does not say so in time (see sandbox.holder_command)."""
-    deadline = time.monotonic() + ANSWER_SECONDS
+    the holder does not say so within ``seconds`` (see sandbox.holder_command)."""
+    deadline = time.monotonic() + seconds
     ready = b""
     while b"\n" not in ready:
         remaining = deadline - time.monotonic()
