@@ -9,7 +9,8 @@ Figures (names for --only): floor, day3, exercise, class, watch, rss, devcheck.
   class     grade-all --jobs 2 on --students correct day3 submissions: seconds per
             student (every student must score full marks)
   watch     attn-grade watch day3: median seconds from a save to the redrawn verdict
-  rss       peak resident memory of one grade-worker after grading the class
+  rss       peak resident memory of one grade-worker after grading the class, with its
+            zygote's (root with bubblewrap), summed
   devcheck  attn-grade dev check of every set
 Runs without PYTHONDONTWRITEBYTECODE (as Python runs on a student's machine: the grader's
 modules are compiled once, like the installed libraries of the floor).
@@ -111,12 +112,30 @@ def worker_rss(tmp):
             worker.stdin.flush()
             answer = json.loads(worker.stdout.readline())
             assert answer["document"]["score"] == answer["document"]["max_score"]
-        status = Path(f"/proc/{worker.pid}/status").read_text()
-        return int(next(line.split()[1] for line in status.splitlines()
-                        if line.startswith("VmHWM:"))) / 1024
+        # the worker and its zygote (root with bubblewrap: it forks each student's template)
+        return sum(_peak_rss_mb(pid) for pid in [worker.pid, *_zygotes_of(worker.pid)])
     finally:
         worker.stdin.close()
         worker.wait()
+
+
+def _peak_rss_mb(pid):
+    status = Path(f"/proc/{pid}/status").read_text()
+    return int(next(line.split()[1] for line in status.splitlines()
+                    if line.startswith("VmHWM:"))) / 1024
+
+
+def _zygotes_of(parent):
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            stat = (entry / "stat").read_text()
+            cmdline = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if stat[stat.rfind(")") + 2:].split()[1] == str(parent) and b"--zygote" in cmdline:
+            found.append(int(entry.name))
+    return found
 
 
 def watch(tmp, saves):
