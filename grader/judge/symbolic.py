@@ -70,37 +70,42 @@ def _clearly_differ(got, want, points=2):
     at a random point: then no simplification can make them equal, and the spot
     checks give the verdict at once.  Any doubt (an error, a point outside the
     domain, a close value) leaves it to simplify, as before."""
-    symbols = sorted(want.free_symbols, key=lambda s: s.name)
-    rng = random.Random(271828)
-    for _ in range(points):
-        point = {s: _sample(s, rng) for s in symbols}
-        try:
-            with time_limit(0.5):
-                a = complex(got.subs(point).evalf(30))
-                b = complex(want.subs(point).evalf(30))
-        except (TimeLimitExceeded, TypeError, ValueError, ArithmeticError, RecursionError):
+    for sample in _sampled(got, want, 271828, points, 0.5):
+        if sample is None:
             return False
-        if not (cmath.isfinite(a) and cmath.isfinite(b)):
-            return False
+        _, a, b = sample
         if abs(a - b) > 1e-6 * max(abs(a), abs(b), 1.0):
             return True
     return False
 
 
-def _spot_check(got, want, spec, tol):
+def _sampled(got, want, seed, count, seconds):
+    """(point, got's value, want's value) at ``count`` random points, at 30 digits;
+    None, and no more, at the first point where either cannot be evaluated (an
+    error, ``seconds`` passed, a value that is not finite)."""
     symbols = sorted(want.free_symbols, key=lambda s: s.name)
-    rng = random.Random(12345)
-    rtol = float(spec.param("rtol", 1e-9))
-    for _ in range(int(spec.param("samples", 20))):
+    rng = random.Random(seed)
+    for _ in range(count):
         point = {s: _sample(s, rng) for s in symbols}
         try:
-            with time_limit(1.0):
+            with time_limit(seconds):
                 a = complex(got.subs(point).evalf(30))
                 b = complex(want.subs(point).evalf(30))
         except (TimeLimitExceeded, TypeError, ValueError, ArithmeticError, RecursionError):
-            return Verdict(False, Msg("formula-unverifiable"), tol)
+            yield None
+            return
         if not (cmath.isfinite(a) and cmath.isfinite(b)):
+            yield None
+            return
+        yield point, a, b
+
+
+def _spot_check(got, want, spec, tol):
+    rtol = float(spec.param("rtol", 1e-9))
+    for sample in _sampled(got, want, 12345, int(spec.param("samples", 20)), 1.0):
+        if sample is None:
             return Verdict(False, Msg("formula-unverifiable"), tol)
+        point, a, b = sample
         if not abs(a - b) <= rtol * max(abs(b), 1e-30):
             shown = {s.name: int(v) if s.is_integer else round(float(v), 4)
                      for s, v in point.items()}
