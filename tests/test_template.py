@@ -476,3 +476,21 @@ def test_a_run_the_zygote_fails_to_enter_starts_its_own_template(zygote, tmp_pat
         assert child.call("clean").value == [11.0, 4.0, 3.0]
         assert child.template.process.popen.args[-3:-1] != ["sh", "-c"]
         assert folder.zygote is None
+
+
+WHERE = '''
+def where():
+    print("I am", __file__)
+    raise FileNotFoundError(__file__)
+'''
+
+
+def test_the_student_reads_their_own_paths_not_the_staged_copys(run, tmp_path):
+    """A child runs a staged copy of the submission: what it prints or raises with names
+    the student's own file, not a folder of the grader's."""
+    folder, process = run
+    (tmp_path / "where.py").write_text(WHERE)
+    outcome = process("where").call("where")
+    mine = str(tmp_path / "where.py")
+    assert f"I am {mine}" in outcome.output and outcome.error["message"] == mine
+    assert str(folder.root) not in outcome.output + outcome.error["message"]

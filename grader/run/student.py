@@ -485,8 +485,8 @@ class StudentProcess:
     def _await(self, rid, deadline, seconds=None):
         waited = self.channel.wait(rid, deadline, self.child.exited)
         if waited is Waited.ANSWER:
-            return self.channel.read_answer(
-                rid, self.limits.answer + 2 * self.limits.output + 65536)
+            return self._unstaged(self.channel.read_answer(
+                rid, self.limits.answer + 2 * self.limits.output + 65536))
         if waited is Waited.EXITED:
             return self._crashed()
         if waited is Waited.DISK:
@@ -498,4 +498,17 @@ class StudentProcess:
         its own, the end of its console (shown to whoever reads the log, never judged)."""
         crash = self.child.crash()
         output = self.channel.console_tail() if crash.kind in ("signal", "exit") else ""
-        return CallOutcome.crashed(crash, output=output)
+        return self._unstaged(CallOutcome.crashed(crash, output=output))
+
+    def _unstaged(self, outcome: CallOutcome) -> CallOutcome:
+        """The student's own paths where the child printed (or raised with) the paths of
+        the staged copy it runs (``.../files/home/ana/day3/attention.py``)."""
+        staged = str(self.folder.files)
+        message = outcome.error.get("message") if outcome.error else None
+        if staged not in outcome.output and not (isinstance(message, str) and staged in message):
+            return outcome
+        error = dict(outcome.error)
+        if isinstance(message, str):
+            error["message"] = message.replace(staged, "")
+        return dataclasses.replace(outcome, output=outcome.output.replace(staged, ""),
+                                   error=error)
