@@ -3,6 +3,7 @@
 import json
 import os
 import signal
+import tempfile
 
 import pytest
 
@@ -222,3 +223,25 @@ def test_the_reaper_spares_the_graders_own_forks_and_kills_strays():
     finally:
         os.kill(own, signal.SIGKILL)
         os.waitpid(own, 0)
+
+
+def test_run_folders_go_where_tmpdir_says_and_else_into_memory_when_it_has_room(
+        monkeypatch, tmp_path):
+    """$TMPDIR wins; without it a tmpfs /dev/shm with room holds run folders (each call
+    writes and removes two files: cheaper in memory than on a journalled disk)."""
+    from grader.run import sandbox
+    from grader.run.student import RunFolder
+
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    sandbox.scratch_folder.cache_clear()
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    try:
+        folder = RunFolder()
+        assert folder.root.parent == tmp_path
+        folder.close()
+        monkeypatch.delenv("TMPDIR")
+        sandbox.scratch_folder.cache_clear()
+        monkeypatch.setattr(sandbox, "MEMORY_FOLDER_ROOM", 1 << 60)   # never that much room
+        assert sandbox.scratch_folder() is None
+    finally:
+        sandbox.scratch_folder.cache_clear()

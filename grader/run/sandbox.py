@@ -131,6 +131,30 @@ def stdlib_path() -> str:
     return sysconfig.get_paths()["stdlib"]
 
 
+MEMORY_FOLDER = "/dev/shm"
+MEMORY_FOLDER_ROOM = 2 * 1024 ** 3   # free bytes it must have to hold run folders
+
+
+@functools.cache
+def scratch_folder() -> str | None:
+    """Where run folders go: $TMPDIR when set; else /dev/shm when it is a tmpfs with
+    room to spare (every call writes and removes a request and an answer file, which
+    cost less in memory than on a journalled disk); else the system's temporary
+    folder (None).  A child's disk cap and file size limit hold either way."""
+    if os.environ.get("TMPDIR"):
+        return None
+    try:
+        with open("/proc/self/mounts", encoding="utf-8") as f:
+            tmpfs = any(line.split()[1:3] == [MEMORY_FOLDER, "tmpfs"] for line in f)
+        info = os.statvfs(MEMORY_FOLDER)
+    except (OSError, IndexError):
+        return None
+    if tmpfs and info.f_bavail * info.f_frsize >= MEMORY_FOLDER_ROOM \
+            and os.access(MEMORY_FOLDER, os.W_OK | os.X_OK):
+        return MEMORY_FOLDER
+    return None
+
+
 def child_env(workdir: str) -> dict[str, str]:
     env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": workdir, "TMPDIR": workdir,
            "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0"}

@@ -60,7 +60,7 @@ class RunFolder:
         self.zygote = zygote   # a worker's Zygote: templates forked into this run's sandbox
         self.plan = plan or sandbox.Plan("none", "none", "none")
         self.identity = self.plan.identity
-        self.root = Path(tempfile.mkdtemp(prefix="attn-grade-"))
+        self.root = Path(tempfile.mkdtemp(prefix="attn-grade-", dir=sandbox.scratch_folder()))
         self.runtime = self.root / "runtime"
         self.runtime.mkdir()
         for target, source in RUNTIME_FILES.items():
