@@ -230,7 +230,6 @@ def test_run_folders_go_where_tmpdir_says_and_else_into_memory_when_it_has_room(
     """$TMPDIR wins; without it a tmpfs /dev/shm with room holds run folders (each call
     writes and removes two files: cheaper in memory than on a journalled disk)."""
     from grader.run import sandbox
-    from grader.run.student import RunFolder
 
     monkeypatch.setenv("TMPDIR", str(tmp_path))
     sandbox.scratch_folder.cache_clear()
