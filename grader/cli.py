@@ -132,7 +132,9 @@ def run() -> NoReturn:
         code: Any = 0
     except SystemExit as exc:
         code = exc.code
-    if isinstance(code, str):   # sys.exit("message"), as Python would show it
+    if code is None:
+        code = 0
+    elif not isinstance(code, int):   # sys.exit("message"), as Python would show it
         print(code, file=sys.stderr)
         code = 1
     for stream in (sys.stdout, sys.stderr):
@@ -140,7 +142,7 @@ def run() -> NoReturn:
             stream.flush()
         except (OSError, ValueError):   # a closed pipe: nothing more can be said there
             pass
-    os._exit(code if isinstance(code, int) else 0)
+    os._exit(code)
 
 
 @click.group(cls=SetOrCommand, epilog=EPILOG,

@@ -418,3 +418,26 @@ def test_calls_with_large_inputs_that_differ_only_in_the_middle_are_not_confused
     proc = run_cli("demo", "--course", tmp_path, "--submission", tmp_path / "solutions/demo",
                    "--json")
     assert proc.returncode == 0, proc.stdout[-1500:]
+
+
+@pytest.mark.parametrize("raised, code, said", [
+    (None, 0, ""), (3, 3, ""), ("no such set", 1, "no such set\n"),
+    (ValueError("odd"), 1, "odd\n")])   # Python's own exit for any other object: 1
+def test_entry_point_exits_as_python_would(monkeypatch, capsys, raised, code, said):
+    from grader import cli
+
+    def main():
+        raise SystemExit(raised)
+
+    class Exited(Exception):
+        pass
+
+    def fake_exit(status):
+        raise Exited(status)
+
+    monkeypatch.setattr(cli, "main", main)
+    monkeypatch.setattr(cli.os, "_exit", fake_exit)
+    with pytest.raises(Exited) as exited:
+        cli.run()
+    assert exited.value.args == (code,)
+    assert capsys.readouterr().err == said

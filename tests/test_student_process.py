@@ -1,6 +1,7 @@
 """The child-process boundary: value-or-exception, limits, nothing trusted."""
 
 import os
+import signal
 import textwrap
 
 import numpy as np
@@ -137,3 +138,36 @@ def test_slow_import_costs_one_timeout(tmp_path):
     finally:
         process.close()
         folder.close()
+
+
+def test_requests_written_ahead_never_fill_a_shrunken_stdin(tmp_path):
+    # the child shrinks its stdin pipe to one page, then hangs in the first call:
+    # ids written ahead past a page would block the grader's write for good
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "mod.py").write_text(textwrap.dedent('''
+        import fcntl, time
+        fcntl.fcntl(0, 1031, 4096)   # F_SETPIPE_SZ
+        def f(x):
+            if x == 0:
+                time.sleep(60)
+            return x
+    '''), encoding="utf-8")
+    folder = RunFolder(sandbox.plan("none"))
+    process = StudentProcess(folder, tmp_path / "sub", "mod", Limits(time=1.0), "none")
+    class Stuck(Exception):   # not an OSError: the grader's send would take that for a crash
+        pass
+
+    def stuck(*_):
+        raise Stuck("the grader's write to the child's stdin blocked")
+
+    previous = signal.signal(signal.SIGALRM, stuck)
+    signal.alarm(30)
+    try:
+        outcomes = process.call_many([("f", (i,), None) for i in range(1500)])
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+        process.close(wait=True)
+        folder.close()
+    assert outcomes[0].status.value == "timeout"
+    assert [o.value for o in outcomes[1:]] == list(range(1, 1500))

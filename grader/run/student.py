@@ -43,6 +43,10 @@ MAX_RESTARTS = 3
 # requests written ahead of the child's answers, in bytes: request files count
 # against the child's disk cap, so the window stays a small share of any cap
 PIPELINE_BYTES = 256 * 1024
+# and in requests: each id written ahead waits in the child's stdin pipe, which the
+# child may shrink to one page (F_SETPIPE_SZ) before it hangs in a call; a full pipe
+# would block the grader's write for good.  256 ids of up to 8 bytes fit in 4 KiB.
+PIPELINE_REQUESTS = 256
 
 
 class RunFolder:
@@ -401,9 +405,10 @@ class StudentProcess:
     def call_many(self, calls: Sequence[tuple[str, Sequence[Any], dict[str, Any] | None]]
                   ) -> list[CallOutcome]:
         """Each (function, args, kwargs) in turn, as ``call`` would, with the requests
-        written ahead (up to PIPELINE_BYTES): the child starts the next call as soon as it
-        answers one.  Each call has its own time limit, from its predecessor's answer;
-        after a call that kills or hangs the child, the rest go to a fresh one."""
+        written ahead (up to PIPELINE_BYTES and PIPELINE_REQUESTS): the child starts the
+        next call as soon as it answers one.  Each call has its own time limit, from its
+        predecessor's answer; after a call that kills or hangs the child, the rest go to a
+        fresh one."""
         requests = [{"op": "call", "function": function, "args": wire.encode(list(args)),
                      "kwargs": wire.encode(dict(kwargs or {}))}
                     for function, args, kwargs in calls]
@@ -428,7 +433,7 @@ class StudentProcess:
         for request in requests:
             data = json.dumps(request, allow_nan=False).encode()
             size += len(data)
-            if sent and size > PIPELINE_BYTES:
+            if sent and (size > PIPELINE_BYTES or len(sent) >= PIPELINE_REQUESTS):
                 break
             rid = self._send(data)
             sent.append((rid, request))
