@@ -581,3 +581,34 @@ def test_attacks_in_a_class_worker_cost_no_later_student(tmp_path, monkeypatch):
             assert scores[exercise] == pytest.approx((full, full)), (name, exercise)
     assert child_processes(str(runs).encode()) == []
     assert not list(runs.iterdir())   # the zygote's folder and every run folder are gone
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not BWRAP, reason="a zygote needs root and bubblewrap")
+def test_a_killed_class_worker_leaves_no_zygote_nor_its_folder(tmp_path):
+    """SIGKILL gives a worker no time to close its zygote: the zygote ends with it and
+    had removed its own folder as soon as it started."""
+    import signal
+    import subprocess
+    import time
+
+    runs = tmp_path / "runs"
+    runs.mkdir(mode=0o755)
+    honest = tmp_path / "honest"
+    copy_exercises("day3", honest)
+    for stub in honest.glob("*.py"):
+        stub.write_text((SOLUTIONS / "day3" / stub.name).read_text())
+    worker = subprocess.Popen([sys.executable, "-m", "grader", "grade-worker"], cwd=ROOT,
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                              env={**os.environ, "TMPDIR": str(runs)})
+    job = ["day3", "--course", str(ROOT), "--submission", str(honest), "--json",
+           "--exercise", "concepts", "--isolation", "bubblewrap"]
+    worker.stdin.write(json.dumps(job) + "\n")
+    worker.stdin.flush()
+    assert json.loads(worker.stdout.readline())["code"] == 0
+    worker.send_signal(signal.SIGKILL)
+    worker.wait()
+    deadline = time.monotonic() + 10
+    while child_processes(str(runs).encode()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert child_processes(str(runs).encode()) == []
+    assert not list(runs.iterdir())

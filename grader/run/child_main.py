@@ -639,6 +639,10 @@ def main() -> None:
     gc.freeze()
     control = socket.socket(fileno=settings["control_fd"])
     if "--zygote" in sys.argv:
+        # its files are read: the folder goes now, whatever ends the worker later
+        import shutil
+
+        shutil.rmtree(os.path.dirname(os.path.abspath(__file__)), ignore_errors=True)
         zygote(control)
     else:
         Template(control, settings.get("kill_all", False)).run()

@@ -310,14 +310,15 @@ class Zygote:
         settings.write_text(json.dumps({"library_paths": sandbox.library_paths(),
                                         "control_fd": theirs.fileno(),
                                         "preload": list(self.preload)}))
-        with open(self.folder / "zygote.log", "wb") as log:
-            self.process = subprocess.Popen(
-                [sandbox.interpreter(), "-I", "-S", "-X", "utf8",
-                 str(self.folder / "_attn_grade_child.py"), "--zygote", "1",
-                 "--settings", str(settings)],
-                cwd=self.folder, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                # in the grader's session: not a stray for the grader's reaper
-                pass_fds=(theirs.fileno(),), env=sandbox.child_env(str(self.folder)))
+        # its output goes to the worker's stderr (grade-all's worker-N.log); it removes
+        # its folder itself once it has read it, so a killed worker leaves none behind
+        self.process = subprocess.Popen(
+            [sandbox.interpreter(), "-I", "-S", "-X", "utf8",
+             str(self.folder / "_attn_grade_child.py"), "--zygote", "1",
+             "--settings", str(settings)],
+            cwd="/", stdin=subprocess.DEVNULL, stdout=2,
+            # in the grader's session: not a stray for the grader's reaper
+            pass_fds=(theirs.fileno(),), env=sandbox.child_env("/"))
         theirs.close()
 
     @classmethod
