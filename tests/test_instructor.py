@@ -177,3 +177,27 @@ def test_schema_accepts_every_bundled_exercise_and_rejects_a_typo():
     broken["pionts"] = broken.pop("points")
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(broken, schema)
+
+
+def test_the_wrong_version_folder_changes_in_place_and_staging_sees_each_change():
+    """dev check's one folder per set: each version's files get an mtime a whole second
+    past any before (two versions of one size still differ to staging), and the next
+    version finds the others as they were."""
+    from grader.course import loader
+    from grader.course.spec import Course
+    from grader.instructor.devcheck import WrongSubmission
+
+    exercise_set = loader.load_set(Course(ROOT), "day3")
+    temperature = exercise_set.exercise("temperature")
+    submission = WrongSubmission(exercise_set)
+    try:
+        folder = submission.use(temperature, "softmax_times_t", "softmax")
+        first = (folder / "temperature.py").stat().st_mtime_ns
+        assert "softmax = _bind(_reference.softmax_times_t)" in (folder / "temperature.py"
+                                                                  ).read_text()
+        folder = submission.use(exercise_set.exercise("attention"), None, None)
+        assert (folder / "temperature.py").stat().st_mtime_ns >= first + 10 ** 9
+        assert (folder / "temperature.py").read_text() == submission.pristine["temperature.py"]
+        assert not (folder / "_attn_grade_reference_temperature.py").exists()
+    finally:
+        submission.close()

@@ -332,8 +332,9 @@ class WrongSubmission:
 
     The folder is made once and changed in place: a new one per wrong version cost
     about a hundred file copies to write and as many again to stage.  Every file it
-    rewrites gets a later mtime than any before, so staging sees each change even
-    when two versions have the same size.
+    rewrites gets an mtime a whole second later than any before, so staging sees each
+    change even when two versions have the same size, whatever the file system's
+    clock granularity.
     """
 
     def __init__(self, exercise_set: ExerciseSet):
@@ -345,6 +346,8 @@ class WrongSubmission:
             source = exercise_set.solutions_dir / stub.name
             if source.is_file():
                 shutil.copy(source, self.folder / stub.name)
+        # each module as it is without a wrong version (its reference, or else its stub)
+        self.pristine = {path.name: path.read_text("utf-8") for path in self.folder.glob("*.py")}
         self.changed: list[str] = []   # the module files the last version rewrote
         self._mtime = 0
 
@@ -364,8 +367,7 @@ class WrongSubmission:
             names[function] = wrong
         bound = "".join(f"{name} = _bind(_reference.{source})\n"
                         for name, source in names.items())
-        self._write(f"{private}.py",
-                    (self.exercise_set.solutions_dir / exercise.file).read_text("utf-8"))
+        self._write(f"{private}.py", self.pristine[exercise.file])
         self._write(exercise.file, f"from {private} import *  # noqa\nimport {private} as "
                                    f"_reference\nPARAMS = {exercise.params!r}\n{BIND}{bound}")
         self.changed = [exercise.file, f"{private}.py"]
@@ -376,9 +378,8 @@ class WrongSubmission:
 
     def _restore(self):
         for name in self.changed:
-            source = self.exercise_set.solutions_dir / name
-            if source.is_file():
-                self._write(name, source.read_text("utf-8"))
+            if name in self.pristine:
+                self._write(name, self.pristine[name])
             else:
                 (self.folder / name).unlink()
         self.changed = []
@@ -386,7 +387,7 @@ class WrongSubmission:
     def _write(self, name, text):
         path = self.folder / name
         path.write_text(text, encoding="utf-8")
-        self._mtime = max(time.time_ns(), self._mtime + 1_000_000)
+        self._mtime = max(time.time_ns(), self._mtime + 1_000_000_000)
         os.utime(path, ns=(self._mtime, self._mtime))
 
 
