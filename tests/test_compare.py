@@ -214,3 +214,19 @@ def test_formula_quick_difference_never_overrules_simplify():
     got = sum(sympy.log(s ** 2) for s in plain)
     want = sum(2 * sympy.log(-s) for s in xs)
     assert compare(got, want, spec("formula")).passed
+
+
+def test_formula_spot_checks_sample_inside_the_symbols_assumptions():
+    """When simplify gives up, the spot checks decide: at points a negative (or even,
+    odd) symbol can take, never at one it cannot."""
+    from grader.judge.symbolic import _sample, _spot_check
+
+    xs = sympy.symbols("a0:3", negative=True)
+    got = sum(sympy.log(s ** 2) for s in xs)
+    want = sum(2 * sympy.log(-s) for s in xs)
+    assert _spot_check(got, want, spec("formula"), None).passed
+    rng = __import__("random").Random(1)
+    for symbol, holds in ((sympy.Symbol("e", integer=True, even=True), "is_even"),
+                          (sympy.Symbol("o", integer=True, odd=True), "is_odd"),
+                          (sympy.Symbol("n", nonpositive=True), "is_nonpositive")):
+        assert all(getattr(_sample(symbol, rng), holds) for _ in range(20)), symbol
