@@ -599,14 +599,10 @@ def become_template(fds: list[int], settings: dict[str, Any]) -> None:
     signal.signal(signal.SIGINT, signal.default_int_handler)
     os.dup2(console, 1)
     os.dup2(console, 2)
-    null = os.open("/dev/null", os.O_RDONLY)
-    os.dup2(null, 0)
-    for fd in _open_fds():   # nothing of the zygote's (or the grader's) world comes along
-        if fd > 2 and fd != control_fd:
-            try:
-                os.close(fd)
-            except OSError:
-                pass
+    os.dup2(os.open("/dev/null", os.O_RDONLY), 0)
+    # nothing of the zygote's (or the grader's) world comes along
+    os.closerange(3, control_fd)
+    os.closerange(control_fd + 1, os.sysconf("SC_OPEN_MAX"))
     os.environ.clear()
     os.environ.update(settings["env"])
     for which, soft, hard in settings["rlimits"]:
@@ -617,13 +613,10 @@ def become_template(fds: list[int], settings: dict[str, Any]) -> None:
     Template(socket.socket(fileno=control_fd), settings.get("kill_all", False)).run()
 
 
-def _open_fds() -> list[int]:
-    return [int(name) for name in os.listdir("/proc/self/fd")]
-
-
 def main() -> None:
     args = dict(zip(sys.argv[1::2], sys.argv[2::2]))
-    if "--zygote" not in sys.argv:
+    as_zygote = "--zygote" in args
+    if not as_zygote:
         drop_privileges(sys.argv[1:])
     with open(args["--settings"], encoding="utf-8") as f:
         settings = json.load(f)
@@ -638,7 +631,7 @@ def main() -> None:
     # instead of touching (and so copying) every page of it
     gc.freeze()
     control = socket.socket(fileno=settings["control_fd"])
-    if "--zygote" in sys.argv:
+    if as_zygote:
         # its files are read: the folder goes now, whatever ends the worker later
         import shutil
 

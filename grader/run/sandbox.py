@@ -99,15 +99,17 @@ def _probe_fact(bwrap):
     return "bwrap-works-" + hashlib.sha256(key.encode()).hexdigest()[:24]
 
 
-def _namespace_flags():
+def _namespace_flags(setuid: bool = True):
     if os.geteuid() == 0:
         # As root bubblewrap needs no user namespace, and must not use one: a
         # namespace created by root maps the sandbox to real uid 0, for which the
         # kernel never enforces RLIMIT_NPROC.  The child keeps only the two
-        # capabilities it needs to switch to the run's own uid (child_main).
+        # capabilities it needs to switch to the run's own uid (child_main);
+        # without ``setuid`` (a holder, which switches nothing), none.
+        caps = ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"] if setuid else []
         return ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts",
                 "--unshare-cgroup-try", "--die-with-parent", "--new-session",
-                "--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
+                "--cap-drop", "ALL", *caps]
     return ["--unshare-all", "--die-with-parent", "--new-session",
             "--unshare-user", "--uid", str(NOBODY), "--gid", str(NOBODY),
             "--cap-drop", "ALL"]
@@ -460,6 +462,28 @@ def command(run_plan: Plan, script: str, workdir: str, submission: str | Path,
         python += ["--user", f"{run_plan.identity.uid}:{run_plan.identity.gid}",
                    "--cwd", workdir]
         chdir = "/"
+    return [*_bubblewrap(workdir, submission, runtime_dir, limits, public, chdir), *python]
+
+
+def holder_command(run_plan: Plan, workdir: str, submission: str | Path,
+                   runtime_dir: str | Path, limits: Limits, info_fd: int,
+                   ready_fd: int) -> list[str]:
+    """bubblewrap with the run's sandbox (as ``command`` makes it) around a process that
+    only holds it: a zygote's fork joins its namespaces and root (see child_main).
+
+    The holder keeps no capability.  bubblewrap writes the sandbox's pid 1 to
+    ``info_fd`` as soon as it exists, before the sandbox is built (its root is then
+    still the host's): only the holder's line on ``ready_fd``, written once it runs
+    inside the finished sandbox, says that it may be entered.
+    """
+    holder = f"echo ready > /proc/self/fd/{ready_fd}; exec sleep infinity"   # dash: fd <= 9
+    return [*_bubblewrap(workdir, submission, runtime_dir, limits, (), "/", setuid=False,
+                         extra=("--info-fd", str(info_fd))), "sh", "-c", holder]
+
+
+def _bubblewrap(workdir, submission, runtime_dir, limits, public, chdir, setuid=True,
+                extra=()):
+    """bubblewrap's argv up to and with ``--``: the run's namespaces and binds."""
     binds = []
     for path in SYSTEM_DIRS:
         if os.path.islink(path):
@@ -482,30 +506,10 @@ def command(run_plan: Plan, script: str, workdir: str, submission: str | Path,
                 binds += ["--perms", "0755", "--dir", folder]
     for path in roots:
         binds += ["--ro-bind", path, path]
-    return ["bwrap", *_namespace_flags(),
+    return ["bwrap", *_namespace_flags(setuid), *extra,
             "--perms", "1777", "--size", str(limits.tmp), "--tmpfs", "/tmp",
             "--proc", "/proc", "--dev", "/dev", *binds, "--bind", workdir, workdir,
-            "--chdir", chdir, "--", *python]
-
-
-def holder_command(run_plan: Plan, workdir: str, submission: str | Path,
-                   runtime_dir: str | Path, limits: Limits, info_fd: int,
-                   ready_fd: int) -> list[str]:
-    """bubblewrap with the run's sandbox (as ``command`` makes it) around a process that
-    only holds it: a zygote's fork joins its namespaces and root (see child_main).
-
-    The holder keeps no capability.  bubblewrap writes the sandbox's pid 1 to
-    ``info_fd`` as soon as it exists, before the sandbox is built (its root is then
-    still the host's): only the holder's line on ``ready_fd``, written once it runs
-    inside the finished sandbox, says that it may be entered.
-    """
-    argv = command(run_plan, "unused", workdir, submission, runtime_dir, limits)
-    flags = _namespace_flags()
-    cap_start = flags.index("--cap-drop")
-    argv[1:1 + len(flags)] = [*flags[:cap_start], "--cap-drop", "ALL",
-                              "--info-fd", str(info_fd)]
-    holder = f"echo ready > /proc/self/fd/{ready_fd}; exec sleep infinity"   # dash: fd <= 9
-    return [*argv[:argv.index("--") + 1], "sh", "-c", holder]
+            "--chdir", chdir, "--"]
 
 
 def _readonly_roots(submission, runtime_dir, *public):

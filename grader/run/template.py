@@ -88,23 +88,29 @@ class Template:
     def _start(self, own: Limits, theirs: socket.socket, console: IO[bytes]) -> None:
         """A sandbox of its own: bubblewrap (or the process level) starts Python."""
         folder = self.folder
+        own_uid = folder.plan.level == "process" and folder.plan.identity is not None
         settings = {"library_paths": sandbox.library_paths(), "control_fd": theirs.fileno(),
                     "preload": sorted(self.preloaded),
                     # kill(-1) in the template reaches the run's processes alone
-                    "kill_all": folder.plan.level == "bubblewrap"
-                    or (folder.plan.level == "process" and folder.plan.identity is not None),
+                    "kill_all": folder.plan.level == "bubblewrap" or own_uid,
                     # the process level switched uid before Python started (preexec)
-                    "own_keyrings": folder.plan.level == "process"
-                    and folder.plan.identity is not None}
+                    "own_keyrings": own_uid}
         # a new file in runtime/, which no child may write (work/ a child may, where
         # its uid is the grader's user's: a link planted there would be written through)
         path = folder.write_new_shared("template-", json.dumps(settings).encode())
         argv = sandbox.command(folder.plan, str(folder.runtime / "_attn_grade_child.py"),
                                str(folder.work), str(folder.files), str(folder.runtime),
                                own) + ["--settings", str(path)]
+        self._launch(argv, own, console, (theirs.fileno(),))
+
+    def _launch(self, argv: list[str], own: Limits, console: IO[bytes],
+                fds: tuple[int, ...]) -> None:
+        """The template's (or its holder's) sandbox process, with the template's own
+        limits (no CPU limit), in the run's work folder."""
+        folder = self.folder
         self.process = Child.start(
             argv, folder.work, console, sandbox.child_env(str(folder.work)),
-            sandbox.preexec(folder.plan, own, cpu=False), (theirs.fileno(),),
+            sandbox.preexec(folder.plan, own, cpu=False), fds,
             folder.plan.level, self.limits, folder.reaper)
 
     def _enter(self, zygote: "Zygote", own: Limits, theirs: socket.socket,
@@ -117,10 +123,7 @@ class Template:
         try:
             argv = sandbox.holder_command(folder.plan, str(folder.work), str(folder.files),
                                           str(folder.runtime), own, info_w, ready_w)
-            self.process = Child.start(
-                argv, folder.work, console, sandbox.child_env(str(folder.work)),
-                sandbox.preexec(folder.plan, own, cpu=False), (info_w, ready_w),
-                folder.plan.level, self.limits, folder.reaper)
+            self._launch(argv, own, console, (info_w, ready_w))
             os.close(info_w)
             os.close(ready_w)
             info_w = ready_w = -1
