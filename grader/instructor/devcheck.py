@@ -145,7 +145,7 @@ def check_set(course: Course, set_id: str, level: str, seeds: Sequence[int] = SE
                 findings += stand_ins_score_nothing(exercise_set, level, reference_runs,
                                                     only, warm)
         if "wrong versions" in parts:
-            with _submission_for(exercise_set, None) as submission:
+            with WrongSubmission(exercise_set) as submission:
                 findings += wrong_versions_caught(exercise_set, level, only, warm, submission)
                 findings += variants_pass(exercise_set, level, only, warm, submission)
     except CourseError as exc:
@@ -228,14 +228,9 @@ def margin_notes(set_id: str, margins: dict[tuple[str, str], float]) -> list[Fin
 
 
 def wrong_versions_caught(exercise_set: ExerciseSet, level: str,
-                          only: Collection[str] | None = None, warm: Warm | None = None,
-                          submission: "WrongSubmission | None" = None) -> list[Finding]:
+                          only: Collection[str] | None, warm: Warm | None,
+                          submission: "WrongSubmission") -> list[Finding]:
     """Grade each registered wrong function in place of its graded function."""
-    with _submission_for(exercise_set, submission) as submission:
-        return _wrong_versions_caught(exercise_set, level, only, warm, submission)
-
-
-def _wrong_versions_caught(exercise_set, level, only, warm, submission):
     out = []
     for exercise in [v for e in exercise_set.exercises for v in _each_variant(e)]:
         if only is not None and exercise.id not in only:
@@ -294,36 +289,21 @@ def _each_variant(exercise):
     return [exercise.with_variant(i) for i in range(len(exercise.variants))] or [exercise]
 
 
-def variants_pass(exercise_set: ExerciseSet, level: str,
-                  only: Collection[str] | None = None, warm: Warm | None = None,
-                  submission: "WrongSubmission | None" = None) -> list[Finding]:
+def variants_pass(exercise_set: ExerciseSet, level: str, only: Collection[str] | None,
+                  warm: Warm | None, submission: "WrongSubmission") -> list[Finding]:
     """Each variant's reference answers its own checks (graded as that student would)."""
     out: list[Finding] = []
-    with _submission_for(exercise_set, submission) as submission:
-        for exercise in exercise_set.exercises:
-            if (only is not None and exercise.id not in only) or len(exercise.variants) < 2:
-                continue
-            for variant in _each_variant(exercise)[1:]:
-                checks = _grade_wrong_version(exercise_set, variant, None, None, level, warm,
-                                              submission)
-                out += [Finding(exercise_set.id, exercise.id, f"the reference fails check "
-                                                              f"{c.check!r} on variant "
-                                                              f"{variant.variant}")
-                        for c in checks if not c.passed]
+    for exercise in exercise_set.exercises:
+        if (only is not None and exercise.id not in only) or len(exercise.variants) < 2:
+            continue
+        for variant in _each_variant(exercise)[1:]:
+            checks = _grade_wrong_version(exercise_set, variant, None, None, level, warm,
+                                          submission)
+            out += [Finding(exercise_set.id, exercise.id, f"the reference fails check "
+                                                          f"{c.check!r} on variant "
+                                                          f"{variant.variant}")
+                    for c in checks if not c.passed]
     return out
-
-
-@contextlib.contextmanager
-def _submission_for(exercise_set, given):
-    """``given``, or a WrongSubmission of the set's own, removed after."""
-    if given is not None:
-        yield given
-        return
-    made = WrongSubmission(exercise_set)
-    try:
-        yield made
-    finally:
-        made.close()
 
 
 class WrongSubmission:
@@ -372,6 +352,12 @@ class WrongSubmission:
                                    f"_reference\nPARAMS = {exercise.params!r}\n{BIND}{bound}")
         self.changed = [exercise.file, f"{private}.py"]
         return self.folder
+
+    def __enter__(self) -> "WrongSubmission":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def close(self) -> None:
         shutil.rmtree(self.tmp, ignore_errors=True)

@@ -202,16 +202,6 @@ def _with_fixture(pytest):
     return Plugin
 
 
-def run(exercises: Sequence[Exercise], processes: Mapping[str, StudentProcess],
-        budget: float) -> list[tuple[Exercise, CheckResult, float | None]]:
-    """Run the hidden tests of ``exercises``; a list of (exercise, CheckResult, points)."""
-    session = Session(exercises, processes, budget)
-    try:
-        return session.finish()
-    finally:
-        session.close()
-
-
 class Session:
     """One pytest session over the hidden tests of ``exercises``, started at once.
 
