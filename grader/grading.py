@@ -12,6 +12,7 @@ from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
+from . import wire
 from .course import cache, units
 from .course.limits import Limits
 from .course.spec import Course, Exercise, ExerciseSet
@@ -20,8 +21,8 @@ from .judge.check import check_fields, judge_bounded, load_lines
 from .judge.msg import Msg
 from .judge.points import resolve_points
 from .judge.results import CheckResult, ExerciseResult, RunResult
-from .run import sandbox, wire
-from .run.references import Reference
+from .run import sandbox
+from .run.references import Reference, StoredAnswers
 from .run.student import RunFolder, StudentProcess, open_run_folder
 from .run.template import widest
 
@@ -57,6 +58,7 @@ class Warm:
 
     def __init__(self, folder: RunFolder | None = None, zygote: Any = None):
         self.references: dict[tuple[str, str, str], Reference] = {}
+        self.stored: dict[Path, StoredAnswers | None] = {}   # per set: answers on disk
         self.folder = folder
         self.zygote = zygote   # a worker's run.template.Zygote (each run still its own sandbox)
 
@@ -64,11 +66,18 @@ class Warm:
         if self.folder is not None:
             self.folder.close()
 
-    def reference(self, exercise: Exercise) -> Reference:
+    def reference(self, exercise: Exercise, stored: "StoredAnswers | None" = None) -> Reference:
         key = (exercise.set_id, exercise.id, wire.dumps(exercise.params or {}))
         if key not in self.references:
-            self.references[key] = Reference(exercise)
+            self.references[key] = Reference(exercise, stored)
         return self.references[key]
+
+    def stored_answers(self, exercise_set: ExerciseSet) -> "StoredAnswers | None":
+        """The set's reference answers kept on disk (read once per Warm)."""
+        where = exercise_set.solutions_dir
+        if where not in self.stored:
+            self.stored[where] = StoredAnswers.of_set(where.parent.parent, exercise_set.id)
+        return self.stored[where]
 
 
 def grade_set(exercise_set: ExerciseSet, submission: str | Path, level: str,
@@ -100,6 +109,7 @@ def grade_set(exercise_set: ExerciseSet, submission: str | Path, level: str,
         plan = folder.plan
     processes: dict[str, StudentProcess] = {}
     session = None
+    stored = warm.stored_answers(exercise_set)
     try:
         graded = {}
         for exercise in exercises:
@@ -112,8 +122,10 @@ def grade_set(exercise_set: ExerciseSet, submission: str | Path, level: str,
                         widest(*(p.limits for p in processes.values())),
                         tuple(sorted({m for e in exercises for m in e.child_modules})))
         budget = max((p.limits.time for p in processes.values()), default=0) + JUDGE_MARGIN
-        # the exercises without hidden tests first: the session collects meanwhile
-        order = sorted(exercises, key=lambda e: bool(hidden_tests and e.test_files))
+        # those whose children import only numpy first (their template is ready first,
+        # see RunFolder.warm); then those without hidden tests: the session collects
+        order = sorted(exercises, key=lambda e: (bool(e.child_modules),
+                                                 bool(hidden_tests and e.test_files)))
         if hidden_tests and any(e.test_files for e in exercises):
             pytest_checks.preload()   # once here, not in each of the session's forks
             # each exercise's tests then run on the child its YAML checks used (with the
@@ -127,11 +139,13 @@ def grade_set(exercise_set: ExerciseSet, submission: str | Path, level: str,
             if previous is not None:
                 previous.close()
             previous = processes[exercise.id]
-            graded[exercise.id] = _yaml_checks(exercise, previous, warm.reference(exercise),
-                                               pending)
+            graded[exercise.id] = _yaml_checks(
+                exercise, previous, warm.reference(exercise, stored), pending)
             if session is not None:
                 session.serve(exercise.id)
         hidden = session.finish() if session is not None else []
+        if stored is not None:
+            stored.save()
         _judge(pending, graded, budget)
         for exercise in exercises:
             graded[exercise.id] = _with_hidden_proof(graded[exercise.id])

@@ -56,7 +56,7 @@ def test_exact_sizes_in_any_exact_form_are_accepted():
     assert compare(sympy.Pow(2, 25, evaluate=False), "32 MiB", spec).passed
     from decimal import Decimal
 
-    from grader.run import wire
+    from grader import wire
 
     assert compare(wire.decode(wire.encode(Decimal(16))), 16, Compare("number", {})).passed
 

@@ -12,7 +12,7 @@ import pytest
 
 GRADER = Path(__file__).resolve().parents[1] / "grader"
 STAGES = {   # first part of the module's path inside grader/ -> stage
-    "errors": 0, "files": 0, "__init__": 0,
+    "errors": 0, "files": 0, "wire": 0, "__init__": 0,
     "course": 1, "run": 2, "judge": 3, "grading": 4, "report": 5, "instructor": 6,
     "watch": 7, "cli": 7, "__main__": 7, "notebook": 7,
 }

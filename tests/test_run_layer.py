@@ -16,7 +16,7 @@ from grader.run.child import diagnose
 from grader.run.child_main import EXIT_OUT_OF_MEMORY
 from grader.run.outcome import CallOutcome, Crash, Status, outcome_from_answer
 from grader.run.student import RunFolder, StudentProcess
-from grader.run.wire import WireError
+from grader.wire import WireError
 
 MiB = 1024 ** 2
 LIMITS = Limits(cpu=30.0, memory=768 * MiB, tmp=8 * MiB, processes=2)

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import sympy
 
-from grader.run import wire
+from grader import wire
 
 
 @pytest.mark.parametrize("value", [

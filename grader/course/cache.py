@@ -11,11 +11,14 @@ The course is trusted data, so the entries are pickles; that is safe only
 because nobody else can write them: the folder is the grader user's own
 (0700) and an entry that is not a regular file of this user, writable by
 no one else, is ignored.  Each exercise is pickled on its own, so grading
-one exercise unpickles (and imports) only what that exercise needs.
+one exercise unpickles (and imports) only what that exercise needs; its sympy
+values (symbolic inputs) are kept as their wire trees (``wire.Lazy``), so that
+reading a set imports no sympy (a quarter of a second).
 """
 
 import dataclasses
 import hashlib
+import io
 import os
 import pickle
 import stat
@@ -42,7 +45,7 @@ def key(course_root: Path, set_id: str, seed_offset: int) -> str:
     for part in (__version__, sys.version, str(course_root.resolve()), set_id, str(seed_offset)):
         digest.update(part.encode() + b"\0")
     code = Path(__file__).parent
-    for path in sorted(code.glob("*.py")):
+    for path in [*sorted(code.glob("*.py")), code.parent / "wire.py"]:
         info = path.stat()
         digest.update(f"{path.name}:{info.st_size}:{info.st_mtime_ns}\0".encode())
     for top in (course_root / "exercises" / set_id, course_root / "solutions" / set_id):
@@ -51,6 +54,26 @@ def key(course_root: Path, set_id: str, seed_offset: int) -> str:
             if path.suffix != ".py":
                 digest.update(hashlib.sha256(path.read_bytes()).digest())
     return digest.hexdigest()
+
+
+def answers_key(course_root: Path, set_id: str) -> str | None:
+    """The name of the entry of a set's reference answers: the set's key, the contents
+    of its solutions' Python files and where numpy and sympy are installed (and when);
+    None when the cache is switched off."""
+    import importlib.util
+
+    if os.environ.get(ENV_SWITCH) == "off":
+        return None
+    digest = hashlib.sha256(key(course_root, set_id, 0).encode())
+    for path in _files(course_root / "solutions" / set_id):
+        if path.suffix == ".py":
+            digest.update(path.name.encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
+    for library in ("numpy", "sympy"):
+        spec = importlib.util.find_spec(library)
+        origin = spec.origin if spec is not None and spec.origin else ""
+        stamp = os.stat(origin).st_mtime_ns if origin else 0
+        digest.update(f"{library}:{origin}:{stamp}\0".encode())
+    return "answers-" + digest.hexdigest()
 
 
 def _files(top: Path) -> list[Path]:
@@ -125,14 +148,37 @@ def cached(course_root: Path, set_id: str, seed_offset: int,
     if entry is None:
         loaded = load()
         write(name, {"set": dataclasses.replace(loaded, exercises=()),
-                     "exercises": [(e.id, pickle.dumps(e, pickle.HIGHEST_PROTOCOL))
-                                   for e in loaded.exercises],
+                     "exercises": [(e.id, _dumps(e)) for e in loaded.exercises],
                      "modules": {e.id: e.child_modules for e in loaded.exercises}})
         return _only(loaded, only)
     exercises = tuple(pickle.loads(blob) for ex_id, blob in entry["exercises"]
                       if only is None or ex_id in only)
     return (dataclasses.replace(entry["set"], exercises=exercises),
             [ex_id for ex_id, _ in entry["exercises"]])
+
+
+def _dumps(exercise: Any) -> bytes:
+    buffer = io.BytesIO()
+    _LazySympy(buffer, pickle.HIGHEST_PROTOCOL).dump(exercise)
+    return buffer.getvalue()
+
+
+class _LazySympy(pickle.Pickler):
+    """Pickles each sympy value as a ``wire.Lazy`` of its tree (the values' own format
+    on the wire, which the grader reads without sympy)."""
+
+    def reducer_override(self, obj: Any) -> Any:
+        if not (type(obj).__module__ or "").startswith("sympy."):
+            return NotImplemented
+        from .. import wire
+
+        try:
+            encoded = wire.encode(obj)
+        except wire.WireError:
+            return NotImplemented
+        if type(encoded) is not dict or encoded.get("$t") != "sympy":
+            return NotImplemented
+        return wire.Lazy, (encoded["tree"],)
 
 
 def child_modules(course_root: Path, set_id: str, only: Collection[str] | None) -> tuple | None:

@@ -118,7 +118,9 @@ class Exercise:
                 return any(map(has_sympy, value))
             if isinstance(value, dict):
                 return any(map(has_sympy, value.values()))
-            return (type(value).__module__ or "").startswith("sympy")
+            # a sympy object, or one the set cache keeps as its tree (wire.Lazy)
+            return getattr(value, "sympy_tree", False) is True or \
+                (type(value).__module__ or "").startswith("sympy")
 
         symbolic = any(has_sympy(c.args) or has_sympy(c.kwargs) for c in self.checks)
         return ("sympy",) if symbolic else ()

@@ -24,6 +24,7 @@ from ..grading import grade_set
 from ..judge.check import pick
 from ..judge.compare import same_value
 from ..run.references import Reference
+from ..wire import materialized
 from .uploads import stub_names
 
 BUNDLE_FILES = ("pyproject.toml",)
@@ -84,8 +85,8 @@ def released_exercise(exercise: Exercise,
     for check, raw_check in zip(exercise.checks, raw.get("checks", [])):
         if (not check.args and not check.kwargs) or check.compare.kind == "formula":
             continue   # worked out by hand, or a formula: graded at submission only
-        expected = check.expect if check.has_expect else reference.call(
-            check.function, check.args, check.kwargs, check)
+        expected = materialized(check.expect if check.has_expect else reference.call(
+            check.function, check.args, check.kwargs, check))
         if any(same_value(expected, answer) for answer in by_hand):
             continue
         checks.append({**raw_check, "expect": expected,
@@ -112,8 +113,9 @@ def _wrong_answer_rules(exercise, check, reference):
     rules = []
     for m in exercise.misconceptions:
         if m.wrong and m.applies_to(check):
-            value = pick(reference.call(m.wrong, check.args, check.kwargs, check,
-                                        purpose=f"wrong version for {m.tag}"), check.pick)
+            value = materialized(pick(reference.call(
+                m.wrong, check.args, check.kwargs, check, purpose=f"wrong version for {m.tag}"),
+                check.pick))
             rules.append({"tag": m.tag, "message": {"zh": m.message.zh, "en": m.message.en},
                           "when": {"equals": value}, "checks": [check.id]})
     return rules

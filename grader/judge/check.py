@@ -13,6 +13,7 @@ from ..course.limits import Limits
 from ..course.spec import Check, Exercise, Misconception, Text
 from ..course.units import UnitError, parse_bytes, written_precision
 from ..run.outcome import CallOutcome
+from ..wire import materialized
 from . import bounded
 from . import compare as cmp
 from .msg import Msg
@@ -190,6 +191,8 @@ def judge(check: Check, exercise: Exercise, outcome: CallOutcome, expected: Any,
     if verdict.passed:
         return CheckResult(passed=True, lines=(verdict.tolerance, *notes), margin=verdict.margin,
                            **base)
+    answer, expected = materialized(answer), materialized(expected)   # sympy, if any
+    wrong_answers = [(m, materialized(wrong)) for m, wrong in wrong_answers]
     matched = [m for m, wrong in wrong_answers
                if matches(m, answer, expected, wrong, verdict, check)]
     matched, shadowed = _exact_first(matched)

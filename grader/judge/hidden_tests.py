@@ -22,9 +22,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from .. import wire
 from ..course.spec import Exercise
 from ..errors import CourseError
-from ..run import wire
 from ..run.outcome import CallOutcome, Crash, Status
 from ..run.references import Reference
 from ..run.student import StudentProcess
@@ -122,7 +122,7 @@ def _answer_call(event, processes):
     for other in processes.values():
         if other is not process:
             other.close()
-    args, kwargs = wire.decode(event["args"]), wire.decode(event["kwargs"])
+    args, kwargs = wire.decode(event["args"], lazy=True), wire.decode(event["kwargs"], lazy=True)
     outcome = process.call(str(event["call"]), args, kwargs)
     # the module could not be imported: said as such (its import limit, not a call's)
     event.reply({**outcome_to_wire(outcome), "load": outcome is process.load_failure})

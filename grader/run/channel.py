@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable
 from typing import IO, Any
 
-from . import wire
+from .. import wire
 from .outcome import CallOutcome, Status, outcome_from_answer
 
 SIZE_CHECK_EVERY = 0.2   # seconds between checks of the work folder's size

@@ -10,8 +10,8 @@ import dataclasses
 import enum
 from typing import Any
 
+from .. import wire
 from ..course.limits import describe_size
-from . import wire
 
 
 class Status(str, enum.Enum):
@@ -136,7 +136,7 @@ def outcome_from_answer(raw: Any) -> CallOutcome:
     common: dict[str, Any] = {"output": output[:100_000], "output_dropped": dropped}
     if status is Status.OK:
         digest = raw.get("inputs_digest")
-        return CallOutcome(status, value=wire.decode(raw.get("value")),
+        return CallOutcome(status, value=wire.decode(raw.get("value"), lazy=True),
                            inputs_digest=digest if type(digest) is str else "", **common)
     if status is Status.ERROR:
         return CallOutcome(status, error=clean_error(raw.get("error")), **common)

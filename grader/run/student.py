@@ -29,9 +29,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from .. import wire
 from ..course.limits import Limits
 from ..errors import CourseError
-from . import sandbox, wire
+from . import sandbox
 from .channel import Channel, Waited
 from .child import Reaper
 from .outcome import CallOutcome, Crash, Status
@@ -68,7 +69,7 @@ class RunFolder:
         self.runtime = self.root / "runtime"
         self.runtime.mkdir()
         for target, source in RUNTIME_FILES.items():
-            shutil.copyfile(Path(__file__).with_name(source), self.runtime / target)
+            shutil.copyfile(source, self.runtime / target)
         self.work = self.root / "work"    # the children's folders: one bind for all
         self.work.mkdir()
         self.files = self.root / "files"  # the staged copies: one read-only bind for all
@@ -94,21 +95,43 @@ class RunFolder:
             self._share(Path(name))
         return Path(name)
 
-    def template(self, limits: Limits, preload: tuple[str, ...] = ()) -> Template:
-        """A live template whose limits allow ``limits`` (it sees everything staged)."""
-        for template in self._templates:
-            if fits(limits, template.limits) and template.alive():
+    def template(self, limits: Limits, preload: tuple[str, ...] = (),
+                 companions: int | None = None) -> Template:
+        """A live template whose limits allow ``limits`` (it sees everything staged)
+        and that has ``preload`` imported, or will import it before it forks.
+
+        In bubblewrap a template lacking ``preload`` is not used: another one starts
+        (in a sandbox of its own).  Elsewhere one template serves the run: a second
+        one's kill(-1) would reach the first.  ``companions``: the other templates
+        that will live beside a new one (default: those alive now).
+        """
+        live = [t for t in self._templates if fits(limits, t.limits) and t.alive()]
+        for template in live:
+            if set(preload) <= template.preloaded:
                 return template
-        template = Template(self, limits, preload)
+        if live and self.plan.level != "bubblewrap":
+            return live[0]
+        template = Template(self, limits, preload,
+                            len(live) if companions is None else companions)
         self._templates.append(template)
         return template
 
     def warm(self, submission: str | Path, public: list[str], limits: Limits,
              preload: tuple[str, ...] = ()) -> None:
         """Stage the folders and start the template now, so its imports overlap the
-        grader's own work."""
+        grader's own work.
+
+        In bubblewrap, exercises that need more than numpy (sympy: a quarter of a
+        second) get a second template, started at once beside a numpy-only one, which
+        serves the others sooner (grade_set grades those first).
+        """
         self.stage(submission, *public)
-        self.template(limits, preload)
+        if preload and self.plan.level == "bubblewrap" and \
+                not (self.zygote is not None and self.zygote.serves(self.plan, preload)):
+            self.template(limits, (), companions=1)
+            self.template(limits, preload, companions=1)
+        else:
+            self.template(limits, preload)
 
     def _share(self, path):
         """Root's, readable by the run's gid only (never writable by the child)."""

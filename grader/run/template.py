@@ -35,7 +35,8 @@ ANSWER_SECONDS = 5.0        # for a fork or a kill; the template does nothing el
 OWN_PROCESSES = 1
 MESSAGE_BYTES = 4096
 # the sandbox's side, copied beside each run (and each zygote) under these names
-RUNTIME_FILES = {"_attn_grade_wire.py": "wire.py", "_attn_grade_child.py": "child_main.py"}
+RUNTIME_FILES = {"_attn_grade_wire.py": Path(__file__).parents[1] / "wire.py",
+                 "_attn_grade_child.py": Path(__file__).with_name("child_main.py")}
 
 
 class TemplateGone(Exception):
@@ -60,8 +61,12 @@ def fits(limits: Limits, within: Limits) -> bool:
 class Template:
     """One sandboxed template process of a run: it sees the run's staged folders."""
 
-    def __init__(self, folder: Any, limits: Limits, preload: tuple[str, ...] = ()):
+    def __init__(self, folder: Any, limits: Limits, preload: tuple[str, ...] = (),
+                 companions: int = 0):
         self.folder, self.limits = folder, limits
+        # the uid's processes that are not the student's: this template and the
+        # run's other templates alive beside it
+        self.own_processes = OWN_PROCESSES + companions
         self.preloaded = {"numpy", *preload}
         self.exits: dict[str, int] = {}
         self._killing: set[str] = set()   # told to kill, exit not yet seen
@@ -70,7 +75,7 @@ class Template:
         self._count = 0
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.sock = ours
-        own = dataclasses.replace(limits, processes=limits.processes + OWN_PROCESSES)
+        own = dataclasses.replace(limits, processes=limits.processes + self.own_processes)
         zygote = getattr(folder, "zygote", None)
         try:
             with open(folder.root / "template.log", "wb") as console:
@@ -165,7 +170,7 @@ class Template:
                    "limits": None if self.folder.plan.level == "none" else {
                        "memory": limits.memory, "cpu": sandbox.cpu_seconds(limits),
                        "fsize": sandbox.file_size_cap(limits),
-                       "processes": limits.processes + OWN_PROCESSES}}
+                       "processes": limits.processes + self.own_processes}}
         self.preloaded.update(preload)
         self._send(request, [stdin, notify, console])
         seconds = ANSWER_SECONDS + (limits.import_time if request["preload"] else 0)
@@ -306,7 +311,7 @@ class Zygote:
     def __init__(self):
         self.folder = Path(tempfile.mkdtemp(prefix="attn-grade-zygote-"))
         for target, source in RUNTIME_FILES.items():
-            shutil.copyfile(Path(__file__).with_name(source), self.folder / target)
+            shutil.copyfile(source, self.folder / target)
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.sock, self._count = ours, 0
         settings = self.folder / "settings.json"

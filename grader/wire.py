@@ -77,6 +77,8 @@ def encode(value: Any, _where: str = "answer", _budget: list[int] | None = None)
                                         for k, v in value.items()]}
     if kind is np.ndarray:
         return _encode_array(value, _where)
+    if kind is Lazy:
+        return {"$t": "sympy", "tree": value.tree}
     if isinstance(value, np.generic) and type(value).__module__ == "numpy":
         return _encode_numpy_scalar(value, _where, budget)
     if _is_sympy(value):
@@ -131,19 +133,89 @@ def _encode_sympy(expr, where, budget):
     return [name] + [_encode_sympy(a, where, budget) for a in expr.args]
 
 
+# ---------------------------------------------------------------- lazy sympy
+
+NONFINITE = ("NaN", "ComplexInfinity", "Infinity", "NegativeInfinity")
+
+
+class Lazy:
+    """A sympy value kept as its checked tree (see ``decode(lazy=True)``).
+
+    sympy costs a quarter of a second to import; the grader's side needs it only
+    to compare formulas that are not the same tree, or to show one.  Two equal
+    trees decode to the same expression.  Never built from unchecked data.
+    """
+
+    __slots__ = ("text", "_value")
+    sympy_tree = True   # what course.spec looks for (it does not import this module)
+
+    def __init__(self, tree: Any):
+        self.text = json.dumps(tree, separators=(",", ":"), ensure_ascii=True)
+        self._value: Any = None
+
+    @property
+    def tree(self) -> Any:
+        return json.loads(self.text)
+
+    def value(self) -> Any:
+        """The sympy object (imports sympy)."""
+        if self._value is None:
+            self._value = _sympy_node(self.tree, [MAX_SYMPY_NODES])
+        return self._value
+
+    def finite(self) -> bool:
+        """Whether the tree has no NaN or infinity in it (those never compare equal)."""
+        return not any(f'["{name}"]' in self.text for name in NONFINITE)
+
+    def __eq__(self, other: object) -> bool:
+        return self.text == other.text if type(other) is Lazy else NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self.text)
+
+    def __reduce__(self):
+        return Lazy, (self.tree,)
+
+    def __str__(self) -> str:
+        tree = self.tree
+        return tree[1] if tree[0] == "Symbol" else str(self.value())
+
+    __repr__ = __str__
+
+
+def materialized(value: Any) -> Any:
+    """``value`` with every Lazy in it (at any depth of lists, tuples, dicts and sets)
+    replaced by its sympy object; the same object when it holds none."""
+    kind = type(value)
+    if kind is Lazy:
+        return value.value()
+    if kind in (list, tuple, set, frozenset):
+        items = [materialized(v) for v in value]
+        return value if all(a is b for a, b in zip(items, value)) else kind(items)
+    if kind is dict:
+        pairs = [(materialized(k), materialized(v)) for k, v in value.items()]
+        changed = any(a is not k or b is not v for (a, b), (k, v) in zip(pairs, value.items()))
+        return dict(pairs) if changed else value
+    return value
+
+
 # ---------------------------------------------------------------- decoding
 
-def decode(data: Any) -> Any:
-    """Rebuild a value from plain data; anything unexpected raises WireError."""
+def decode(data: Any, lazy: bool = False) -> Any:
+    """Rebuild a value from plain data; anything unexpected raises WireError.
+
+    ``lazy``: sympy values become checked ``Lazy`` trees, so that reading an answer
+    does not import sympy (the grader's side; see ``Lazy``).
+    """
     try:
-        return _decode(data)
+        return _decode(data, None, lazy)
     except WireError:
         raise
     except (ArithmeticError, ValueError, TypeError, RecursionError, MemoryError) as exc:
         raise WireError(f"unreadable data ({type(exc).__name__})") from None
 
 
-def _decode(data, _budget=None):
+def _decode(data, _budget=None, lazy=False):
     budget = _budget if _budget is not None else [MAX_NODES]
     budget[0] -= 1
     if budget[0] < 0:
@@ -153,14 +225,14 @@ def _decode(data, _budget=None):
     if type(data) is float:
         return data
     if type(data) is list:
-        return [_decode(v, budget) for v in data]
+        return [_decode(v, budget, lazy) for v in data]
     if type(data) is not dict:
         raise WireError(f"unexpected JSON value {type(data).__name__}")
     tag = data.get("$t")
     decoder = _DECODERS.get(tag)
     if decoder is None:
         raise WireError(f"unknown tag {tag!r}")
-    return decoder(data, budget)
+    return decoder(data, budget, lazy)
 
 
 def _field(data, key, kind):
@@ -170,21 +242,21 @@ def _field(data, key, kind):
     return value
 
 
-def _decode_int(data, budget):
+def _decode_int(data, budget, lazy):
     text = _field(data, "v", str)
     if len(text) > 4000:
         raise WireError("integer too long")
     return int(text)
 
 
-def _decode_float(data, budget):
+def _decode_float(data, budget, lazy):
     text = _field(data, "v", str)
     if text not in ("nan", "inf", "-inf"):
         raise WireError("bad float")
     return float(text)
 
 
-def _decode_complex(data, budget):
+def _decode_complex(data, budget, lazy):
     return complex(_as_float(_decode(data.get("re"), budget)),
                    _as_float(_decode(data.get("im"), budget)))
 
@@ -198,7 +270,7 @@ def _as_float(value):
         raise WireError("complex part out of range") from None
 
 
-def _decode_frac(data, budget):
+def _decode_frac(data, budget, lazy):
     n, d = _field(data, "n", str), _field(data, "d", str)
     if len(n) > 4000 or len(d) > 4000:
         raise WireError("fraction too long")
@@ -207,32 +279,32 @@ def _decode_frac(data, budget):
     return Fraction(int(n), int(d))
 
 
-def _decode_tuple(data, budget):
-    return tuple(_decode(v, budget) for v in _field(data, "items", list))
+def _decode_tuple(data, budget, lazy):
+    return tuple(_decode(v, budget, lazy) for v in _field(data, "items", list))
 
 
-def _decode_set(data, budget):
-    items = [_decode(v, budget) for v in _field(data, "items", list)]
+def _decode_set(data, budget, lazy):
+    items = [_decode(v, budget, lazy) for v in _field(data, "items", list)]
     try:
         return set(items)
     except TypeError:
         raise WireError("set items must be hashable") from None
 
 
-def _decode_dict(data, budget):
+def _decode_dict(data, budget, lazy):
     out = {}
     for pair in _field(data, "items", list):
         if type(pair) is not list or len(pair) != 2:
             raise WireError("dict items must be pairs")
-        key = _decode(pair[0], budget)
+        key = _decode(pair[0], budget, lazy)
         try:
-            out[key] = _decode(pair[1], budget)
+            out[key] = _decode(pair[1], budget, lazy)
         except TypeError:
             raise WireError("dict keys must be hashable") from None
     return out
 
 
-def _decode_array(data, budget):
+def _decode_array(data, budget, lazy):
     dtype = np.dtype(_field(data, "dtype", str))
     if dtype.kind not in ARRAY_KINDS or dtype.hasobject:
         raise WireError(f"array dtype {dtype} not accepted")
@@ -245,13 +317,16 @@ def _decode_array(data, budget):
     return np.frombuffer(raw, dtype=dtype).reshape(shape).astype(dtype.newbyteorder("="))
 
 
-def _decode_sympy(data, budget):
-    return _sympy_node(data.get("tree"), [MAX_SYMPY_NODES])
+def _decode_sympy(data, budget, lazy):
+    tree = data.get("tree")
+    if lazy:
+        _sympy_node(tree, [MAX_SYMPY_NODES], build=False)
+        return Lazy(tree)
+    return _sympy_node(tree, [MAX_SYMPY_NODES])
 
 
-def _sympy_node(node, budget):
-    import sympy
-
+def _sympy_node(node, budget, build=True):
+    """The sympy object of a tree; with ``build`` False, only the checks (no sympy)."""
     budget[0] -= 1
     if budget[0] < 0:
         raise WireError("sympy expression too large")
@@ -259,30 +334,37 @@ def _sympy_node(node, budget):
         raise WireError("bad sympy node")
     head, args = node[0], node[1:]
     if head == "Symbol":
-        return _sympy_symbol(args)
-    if head == "Integer":
-        return sympy.Integer(_digits(args, 1)[0])
-    if head == "Rational":
-        p, q = _digits(args, 2)
-        return sympy.Rational(p, q)
-    if head == "Float":
-        return _sympy_float(args)
-    if head in SYMPY_CONSTANTS:
-        return getattr(sympy.S, head)
-    if head not in SYMPY_FUNCTIONS:
+        return _sympy_symbol(args, build)
+    if head in ("Integer", "Rational"):
+        numbers = _digits(args, 1 if head == "Integer" else 2)
+    elif head == "Float":
+        return _sympy_float(args, build)
+    elif head in SYMPY_CONSTANTS:
+        numbers = []
+    elif head in SYMPY_FUNCTIONS:
+        children = [_sympy_node(a, budget, build) for a in args]
+    else:
         raise WireError(f"sympy {head} is not accepted")
-    func = getattr(sympy, head)
-    children = [_sympy_node(a, budget) for a in args]
-    return func(*children, evaluate=False)
-
-
-def _sympy_symbol(args):
+    if not build:
+        return None
     import sympy
 
+    if head in ("Integer", "Rational"):
+        return getattr(sympy, head)(*numbers)
+    if head in SYMPY_CONSTANTS:
+        return getattr(sympy.S, head)
+    return getattr(sympy, head)(*children, evaluate=False)
+
+
+def _sympy_symbol(args, build):
     if len(args) != 2 or type(args[0]) is not str or type(args[1]) is not dict:
         raise WireError("bad sympy symbol")
     if not args[0].isidentifier() or len(args[0]) > 64:
         raise WireError("bad sympy symbol name")
+    if not build:
+        return None
+    import sympy
+
     flags = {k: True for k in SYMBOL_ASSUMPTIONS if args[1].get(k) is True}
     return sympy.Symbol(args[0], **flags)
 
@@ -296,15 +378,18 @@ def _digits(args, count):
         raise WireError("bad sympy number") from None
 
 
-def _sympy_float(args):
-    import sympy
-
+def _sympy_float(args, build):
     if len(args) != 2 or type(args[0]) is not str or type(args[1]) is not int:
         raise WireError("bad sympy float")
     try:
-        return sympy.Float(float(args[0]))
+        number = float(args[0])
     except ValueError:
         raise WireError("bad sympy float") from None
+    if not build:
+        return None
+    import sympy
+
+    return sympy.Float(number)
 
 
 _DECODERS = {
@@ -322,10 +407,10 @@ def digest(*encoded: Any) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def loads(text: str | bytes) -> Any:
+def loads(text: str | bytes, lazy: bool = False) -> Any:
     """Parse wire JSON text; malformed or hostile text raises WireError."""
     try:
-        return decode(json.loads(text))
+        return decode(json.loads(text), lazy)
     except WireError:
         raise
     except (ValueError, RecursionError, TypeError, ArithmeticError) as exc:
