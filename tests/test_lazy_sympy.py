@@ -1,0 +1,184 @@
+"""sympy on the trusted side only when a formula must really be compared.
+
+sympy takes a quarter of a second to import.  The set cache keeps symbolic
+inputs as wire trees, answers are read as checked trees (``wire.Lazy``), a
+formula that is the reference's very tree passes as it is, and reference
+answers are kept on disk; any other formula is compared with sympy as before.
+"""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import sympy
+
+from grader import wire
+from grader.course import cache, loader
+from grader.course.limits import Limits
+from grader.course.spec import Compare, Course
+from grader.judge import compare as cmp
+from grader.run import sandbox
+from grader.run.references import Reference, StoredAnswers
+from grader.run.student import RunFolder, StudentProcess
+
+ROOT = Path(__file__).resolve().parents[1]
+n, d = sympy.symbols("n d", positive=True)
+FORMULA = Compare("formula", {})
+
+
+def lazy(value):
+    return wire.decode(wire.encode(value), lazy=True)
+
+
+def test_a_lazy_answer_is_a_checked_tree_that_rebuilds_the_same_expression():
+    answer = lazy(2 * n * d ** 2 + sympy.Rational(1, 3))
+    assert type(answer) is wire.Lazy and answer == lazy(d ** 2 * n * 2 + sympy.Rational(1, 3))
+    assert answer.value() == 2 * n * d ** 2 + sympy.Rational(1, 3)
+    assert wire.encode(answer) == wire.encode(answer.value())
+    assert wire.materialized([answer, (1, {"k": answer})]) == [answer.value(),
+                                                              (1, {"k": answer.value()})]
+    assert str(lazy(n)) == "n"
+
+
+@pytest.mark.parametrize("tree", [
+    ["Symbol", "__import__('os')", {}],
+    ["Function", ["Symbol", "x", {}]],
+    ["Integer", "12abc"],
+    ["Add"] + [["Integer", "1"]] * (wire.MAX_SYMPY_NODES + 1),
+])
+def test_a_lazy_read_checks_the_tree_as_an_eager_one_does(tree):
+    with pytest.raises(wire.WireError):
+        wire.decode({"$t": "sympy", "tree": tree}, lazy=True)
+
+
+@pytest.mark.parametrize("answer, passed", [
+    (2 * n * d, True),                     # the very tree
+    (n * d + d * n, True),                 # another tree, equal: sympy decides
+    (2 * n * d + 1, False),
+    (sympy.nan, False),                    # the same tree, but never a right formula
+])
+def test_formulas_pass_by_their_tree_or_by_sympy(answer, passed):
+    expected = sympy.nan if answer is sympy.nan else 2 * n * d
+    assert cmp.compare(lazy(answer), lazy(expected), FORMULA).passed is passed
+
+
+PARENT_SIDE = """
+import sys
+from grader import wire
+from grader.course.spec import Compare
+from grader.judge import compare
+tree = {"$t": "sympy", "tree": ["Mul", ["Integer", "2"], ["Symbol", "n", {"positive": True}]]}
+verdict = compare.compare(wire.decode(tree, lazy=True), wire.decode(tree, lazy=True),
+                          Compare("formula", {}))
+print(verdict.passed, "sympy" in sys.modules)
+"""
+
+
+def test_judging_the_reference_s_very_tree_imports_no_sympy():
+    out = subprocess.run([sys.executable, "-c", PARENT_SIDE], capture_output=True, text=True,
+                         cwd=ROOT, check=True).stdout.split()
+    assert out == ["True", "False"]
+
+
+@pytest.fixture
+def own_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.delenv(cache.ENV_SWITCH, raising=False)
+    return tmp_path / "cache"
+
+
+def test_the_set_cache_keeps_symbolic_inputs_as_trees_and_still_knows_they_need_sympy(
+        own_cache):
+    fresh = loader.load_set(Course(ROOT), "day3").exercise("kv_cache")
+    cached = loader.load_set(Course(ROOT), "day3").exercise("kv_cache")
+    symbolic = [c for c in fresh.checks if c.args and isinstance(c.args[0], sympy.Basic)]
+    assert symbolic, "day3's kv_cache passes symbols"
+    again = next(c for c in cached.checks if c.id == symbolic[0].id)
+    assert type(again.args[0]) is wire.Lazy and again.args[0].value() == symbolic[0].args[0]
+    assert wire.dumps(list(again.args)) == wire.dumps(list(symbolic[0].args))
+    assert cached.child_modules == fresh.child_modules == ("sympy",)
+
+
+def test_stored_reference_answers_need_no_solution_and_follow_its_contents(own_cache,
+                                                                           tmp_path):
+    exercise = loader.load_set(Course(ROOT), "day3").exercise("kv_cache")
+    check = next(c for c in exercise.checks if c.args)
+    first = Reference(exercise, StoredAnswers.of_set(ROOT, "day3"))
+    value = first.call(check.function, check.args, check.kwargs, check)
+    first.stored.save()
+    again = Reference(exercise, StoredAnswers.of_set(ROOT, "day3"))
+    assert again.call(check.function, check.args, check.kwargs, check) == value
+    assert again._module is None     # read, not computed
+    course = tmp_path / "course"
+    for part in ("exercises", "solutions"):
+        (course / part).mkdir(parents=True)
+        os.symlink(ROOT / part / "day3", course / part / "day3")
+    before = cache.answers_key(course, "day3")
+    assert before != cache.answers_key(ROOT, "day3")    # another course, another entry
+    os.unlink(course / "solutions" / "day3")
+    (course / "solutions" / "day3").mkdir()
+    for path in (ROOT / "solutions" / "day3").glob("*.py"):
+        text = path.read_text() + ("\n# changed\n" if path.name == "kv_cache.py" else "")
+        (course / "solutions" / "day3" / path.name).write_text(text)
+    assert cache.answers_key(course, "day3") != before
+
+
+COLD = """
+import json, sys
+sys.argv = ["attn-grade", "day3", "--json", "--submission", "solutions/day3"]
+from grader.cli import main
+try:
+    main.main(prog_name="attn-grade")
+except SystemExit:
+    pass
+print(json.dumps({"sympy": "sympy" in sys.modules}))
+"""
+
+
+def test_a_cold_grading_with_its_caches_warm_imports_no_sympy_on_the_trusted_side(own_cache):
+    env = {**os.environ, "XDG_CACHE_HOME": str(own_cache)}
+    for _ in range(2):   # the first fills the caches
+        out = subprocess.run([sys.executable, "-c", COLD], capture_output=True, text=True,
+                             cwd=ROOT, env=env, check=True).stdout
+        doc = json.JSONDecoder().raw_decode(out)[0]
+        assert doc["score"] == doc["max_score"]
+        parent = json.loads(out.strip().splitlines()[-1])
+    assert parent == {"sympy": False}
+
+
+NPROC = '''
+import resource
+
+def nproc():
+    return resource.getrlimit(resource.RLIMIT_NPROC)[0]
+
+def has_sympy():
+    import sys
+    return "sympy" in sys.modules
+'''
+
+
+@pytest.mark.skipif(not sandbox.bubblewrap_works(), reason="bubblewrap is not available here")
+def test_in_bubblewrap_sympy_exercises_get_a_template_of_their_own_counted_in_the_limit(
+        tmp_path):
+    (tmp_path / "probe.py").write_text(NPROC)
+    folder = RunFolder(sandbox.plan("bubblewrap"))
+    made = []
+    try:
+        folder.warm(tmp_path, [], Limits(), ("sympy",))
+        for preload in ((), ("sympy",)):
+            made.append(StudentProcess(folder, tmp_path, "probe", Limits(), "bubblewrap",
+                                       preload=preload))
+        plain, symbolic = made
+        assert plain.call("has_sympy").value is False
+        assert symbolic.call("has_sympy").value is True
+        assert plain.proc.pid != symbolic.proc.pid
+        # the uid's processes: the student's, and two templates that are not
+        assert plain.call("nproc").value == Limits().processes + 2
+    finally:
+        for process in made:
+            process.close()
+        folder.close()
