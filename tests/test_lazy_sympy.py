@@ -182,3 +182,11 @@ def test_in_bubblewrap_sympy_exercises_get_a_template_of_their_own_counted_in_th
         for process in made:
             process.close()
         folder.close()
+
+
+def test_a_stand_in_rebuilds_a_symbolic_input_the_set_cache_kept_as_a_tree():
+    from grader.instructor import standin_runtime
+    from grader.instructor.standins import to_source
+
+    rebuilt = eval(to_source([lazy(n), {"b": lazy(d)}]), {"_rt": standin_runtime})
+    assert rebuilt == [n, {"b": d}]

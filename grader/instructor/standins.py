@@ -41,6 +41,7 @@ from ..errors import CourseError
 from ..grading import Warm, grade_set
 from ..judge.results import ExerciseResult
 from ..run.references import Reference
+from ..wire import Lazy
 
 KINDS = ("zeros", "constant", "echo", "lookup")
 RUNTIME = "_attn_grade_standin"
@@ -308,6 +309,8 @@ def to_source(value: Any) -> str:
         return "{" + ", ".join(map(to_source, value)) + "}" if value else "set()"
     if isinstance(value, dict):
         return "{" + ", ".join(f"{to_source(k)}: {to_source(v)}" for k, v in value.items()) + "}"
+    if type(value) is Lazy:   # a symbolic input as the set cache keeps it
+        return to_source(value.value())
     if (type(value).__module__ or "").startswith("sympy"):
         import sympy
 
