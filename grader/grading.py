@@ -59,6 +59,7 @@ class Warm:
     def __init__(self, folder: RunFolder | None = None, zygote: Any = None):
         self.references: dict[tuple[str, str, str], Reference] = {}
         self.stored: dict[Path, StoredAnswers | None] = {}   # per set: answers on disk
+        self.replays: dict[Path, pytest_checks.Replays] = {}   # per set: finished tests
         self.folder = folder
         self.zygote = zygote   # a worker's run.template.Zygote (each run still its own sandbox)
 
@@ -132,7 +133,8 @@ def grade_set(exercise_set: ExerciseSet, submission: str | Path, level: str,
             # run's limits); a fork starved by a child's burners is not an overrun
             # (bounded's clock counts the fork's own CPU)
             session = pytest_checks.Session(
-                [_with_limits(e, processes[e.id].limits) for e in order], processes, budget)
+                [_with_limits(e, processes[e.id].limits) for e in order], processes, budget,
+                warm.replays.setdefault(exercise_set.solutions_dir, pytest_checks.Replays()))
         pending: list = []   # every exercise's answers, judged in one fork below
         previous = None
         for exercise in order:   # one student process alive at a time

@@ -1,0 +1,83 @@
+"""Hidden tests replayed from a recorded run when every answer is the same.
+
+A process that grades many times (a class worker, watch, dev check) keeps each
+finished test with the calls it made and the answers it got; a later grading
+whose answers are the very same, call by call, reuses the result without a
+pytest fork.  Any other answer runs the test for real.
+"""
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from grader.course import loader
+from grader.course.spec import Course
+from grader.grading import Warm, grade_set
+from grader.judge import bounded, hidden_tests
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def sessions(monkeypatch):
+    """The pytest forks started, counted."""
+    started = []
+    real = bounded.Fork.__init__
+
+    def counted(self, target, *args, **kwargs):
+        if getattr(target, "func", None) is hidden_tests._session:
+            started.append(target.args[1])   # its ``only``
+        real(self, target, *args, **kwargs)
+
+    monkeypatch.setattr(bounded.Fork, "__init__", counted)
+    return started
+
+
+def _grade(submission, warm, only=("temperature", "attention")):
+    exercise_set = loader.load_set(Course(ROOT), "day3")
+    run = grade_set(exercise_set, submission, "none", only=set(only), warm=warm)
+    return {(c.exercise, c.check): (c.passed, c.lines, c.tags)
+            for e in run.exercises for c in e.checks if c.kind == "pytest"}
+
+
+def _solutions(tmp_path, **changes):
+    folder = tmp_path / "work"
+    shutil.copytree(ROOT / "solutions" / "day3", folder)
+    for name, (old, new) in changes.items():
+        path = folder / f"{name}.py"
+        text = path.read_text()
+        assert old in text
+        path.write_text(text.replace(old, new))
+    return folder
+
+
+def test_the_same_answers_replay_every_test_without_pytest(tmp_path, sessions):
+    warm = Warm()
+    first = _grade(_solutions(tmp_path), warm)
+    assert sessions == [None] and first and all(p for p, _, _ in first.values())
+    again = _grade(_solutions(tmp_path / "b"), warm)
+    assert sessions == [None], "the second grading started no pytest fork"
+    assert again == first
+
+
+def test_other_answers_run_the_tests_for_real_from_the_first_that_differs(tmp_path, sessions):
+    warm = Warm()
+    right = _grade(_solutions(tmp_path), warm)
+    wrong = _grade(_solutions(tmp_path / "b", temperature=("/ T\n", "* T\n")), warm)
+    alone = _grade(_solutions(tmp_path / "c", temperature=("/ T\n", "* T\n")), Warm())
+    assert wrong == alone, "the same results as a grading that replays nothing"
+    assert wrong != right and len(sessions) == 3 and sessions[1] is not None
+    failed = {key for key, (passed, _, _) in wrong.items() if not passed}
+    assert failed and all(ex == "temperature" for ex, _ in failed)
+
+
+def test_a_changed_test_file_forgets_what_was_recorded(tmp_path, sessions):
+    replays = hidden_tests.Replays()
+    test = tmp_path / "test_x.py"
+    test.write_text("def test_x(student):\n    pass\n")
+    assert replays.serves({test: None})
+    replays.order, replays.runs = ["test_x.py::test_x"], {("test_x.py::test_x", ""): []}
+    assert replays.serves({test: None}) and replays.order is not None
+    test.write_text("def test_x(student):\n    assert False\n")
+    assert replays.serves({test: None}) and replays.order is None and replays.runs == {}
