@@ -190,3 +190,18 @@ def test_a_stand_in_rebuilds_a_symbolic_input_the_set_cache_kept_as_a_tree():
 
     rebuilt = eval(to_source([lazy(n), {"b": lazy(d)}]), {"_rt": standin_runtime})
     assert rebuilt == [n, {"b": d}]
+
+
+@pytest.mark.parametrize("value", [
+    sympy.erf(n) + d,                                   # erf has no tree: its parts do
+    sympy.Piecewise((n, n > 1), (0, True)),
+    sympy.Matrix([[1, n]]),
+    sympy.Symbol("d k") * n,                            # a name the wire refuses
+])
+def test_the_set_cache_keeps_a_sympy_value_without_a_tree_whole(value):
+    import pickle
+
+    again = pickle.loads(cache._dumps({"expect": value, "args": (value, n)}))
+    assert again["expect"] == value and again["args"][0] == value
+    assert type(again["args"][1]) is wire.Lazy     # what has a tree is still one
+
