@@ -205,3 +205,11 @@ def test_the_set_cache_keeps_a_sympy_value_without_a_tree_whole(value):
     assert again["expect"] == value and again["args"][0] == value
     assert type(again["args"][1]) is wire.Lazy     # what has a tree is still one
 
+
+def test_a_formula_where_an_array_belongs_is_a_failed_verdict_not_an_error():
+    import numpy as np
+
+    for kind in ("array", "number"):
+        verdict = cmp.compare(lazy(n), np.array([1.0, 2.0]), Compare(kind, {}))
+        assert verdict.passed is False and verdict.reason is not None
+
