@@ -213,3 +213,10 @@ def test_a_formula_where_an_array_belongs_is_a_failed_verdict_not_an_error():
         verdict = cmp.compare(lazy(n), np.array([1.0, 2.0]), Compare(kind, {}))
         assert verdict.passed is False and verdict.reason is not None
 
+
+def test_a_formula_where_a_tuple_belongs_is_named_by_its_sympy_type():
+    from grader.judge.check import pick
+
+    with pytest.raises(cmp.NotComparable) as caught:
+        pick(lazy(2 * n * d), 0)
+    assert caught.value.msg.values["got_type"] == "Mul"
