@@ -220,3 +220,22 @@ def test_a_formula_where_a_tuple_belongs_is_named_by_its_sympy_type():
     with pytest.raises(cmp.NotComparable) as caught:
         pick(lazy(2 * n * d), 0)
     assert caught.value.msg.values["got_type"] == "Mul"
+
+
+@pytest.mark.parametrize("head", wire.SYMPY_FUNCTIONS)
+def test_a_lazy_read_refuses_the_argument_counts_an_eager_one_cannot_build(head):
+    # refused at reading, an answer fails as unreadable (as before), not at judging
+    # (or never, in an item that a check's pick leaves out)
+    for count in range(4):
+        tree = {"$t": "sympy", "tree": [head] + [["Symbol", "x", {}]] * count}
+        try:
+            wire.decode(tree)
+            eager = True
+        except wire.WireError:
+            eager = False
+        try:
+            wire.decode(tree, lazy=True)
+            lazy_ = True
+        except wire.WireError:
+            lazy_ = False
+        assert lazy_ is eager, (head, count)
