@@ -30,6 +30,10 @@ SYMPY_FUNCTIONS = (
 SYMPY_CONSTANTS = ("Pi", "Exp1", "ImaginaryUnit", "Infinity",
                    "NegativeInfinity", "ComplexInfinity", "NaN")
 SYMBOL_ASSUMPTIONS = ("positive", "negative", "nonnegative", "integer", "real")
+# the argument counts sympy takes (one, for a function not listed; any for these four):
+# a lazy read, which builds nothing, refuses what building would
+ARITY = {"Pow": (2,), "binomial": (2,), "log": (1, 2), "Heaviside": (1, 2),
+         "Add": None, "Mul": None, "Max": None, "Min": None}
 
 
 class WireError(Exception):
@@ -342,6 +346,8 @@ def _sympy_node(node, budget, build=True):
     elif head in SYMPY_CONSTANTS:
         numbers = []
     elif head in SYMPY_FUNCTIONS:
+        if len(args) not in (ARITY.get(head, (1,)) or (len(args),)):
+            raise WireError(f"sympy {head} with {len(args)} arguments")
         children = [_sympy_node(a, budget, build) for a in args]
     else:
         raise WireError(f"sympy {head} is not accepted")

@@ -190,3 +190,52 @@ def test_a_stand_in_rebuilds_a_symbolic_input_the_set_cache_kept_as_a_tree():
 
     rebuilt = eval(to_source([lazy(n), {"b": lazy(d)}]), {"_rt": standin_runtime})
     assert rebuilt == [n, {"b": d}]
+
+
+@pytest.mark.parametrize("value", [
+    sympy.erf(n) + d,                                   # erf has no tree: its parts do
+    sympy.Piecewise((n, n > 1), (0, True)),
+    sympy.Matrix([[1, n]]),
+    sympy.Symbol("d k") * n,                            # a name the wire refuses
+])
+def test_the_set_cache_keeps_a_sympy_value_without_a_tree_whole(value):
+    import pickle
+
+    again = pickle.loads(cache._dumps({"expect": value, "args": (value, n)}))
+    assert again["expect"] == value and again["args"][0] == value
+    assert type(again["args"][1]) is wire.Lazy     # what has a tree is still one
+
+
+def test_a_formula_where_an_array_belongs_is_a_failed_verdict_not_an_error():
+    import numpy as np
+
+    for kind in ("array", "number"):
+        verdict = cmp.compare(lazy(n), np.array([1.0, 2.0]), Compare(kind, {}))
+        assert verdict.passed is False and verdict.reason is not None
+
+
+def test_a_formula_where_a_tuple_belongs_is_named_by_its_sympy_type():
+    from grader.judge.check import pick
+
+    with pytest.raises(cmp.NotComparable) as caught:
+        pick(lazy(2 * n * d), 0)
+    assert caught.value.msg.values["got_type"] == "Mul"
+
+
+@pytest.mark.parametrize("head", wire.SYMPY_FUNCTIONS)
+def test_a_lazy_read_refuses_the_argument_counts_an_eager_one_cannot_build(head):
+    # refused at reading, an answer fails as unreadable (as before), not at judging
+    # (or never, in an item that a check's pick leaves out)
+    for count in range(4):
+        tree = {"$t": "sympy", "tree": [head] + [["Symbol", "x", {}]] * count}
+        try:
+            wire.decode(tree)
+            eager = True
+        except wire.WireError:
+            eager = False
+        try:
+            wire.decode(tree, lazy=True)
+            lazy_ = True
+        except wire.WireError:
+            lazy_ = False
+        assert lazy_ is eager, (head, count)

@@ -165,20 +165,25 @@ def _dumps(exercise: Any) -> bytes:
 
 class _LazySympy(pickle.Pickler):
     """Pickles each sympy value as a ``wire.Lazy`` of its tree (the values' own format
-    on the wire, which the grader reads without sympy)."""
+    on the wire, which the grader reads without sympy).
+
+    A value that has no tree the wire reads back (``erf(x) + y``, a Matrix, a symbol
+    the wire refuses) is pickled whole, as plain pickle does: left to this pickler,
+    its parts would become Lazy trees that its own constructor cannot take back.
+    """
 
     def reducer_override(self, obj: Any) -> Any:
         if not (type(obj).__module__ or "").startswith("sympy."):
             return NotImplemented
         from .. import wire
 
-        try:
-            encoded = wire.encode(obj)
-        except wire.WireError:
-            return NotImplemented
-        if type(encoded) is not dict or encoded.get("$t") != "sympy":
-            return NotImplemented
-        return wire.Lazy, (encoded["tree"],)
+        try:   # the tree, checked as an answer's is (a Lazy is never built unchecked)
+            lazy = wire.decode(wire.encode(obj), lazy=True)
+        except Exception:   # any sympy object the wire cannot write or read back
+            lazy = None
+        if type(lazy) is not wire.Lazy:
+            return pickle.loads, (pickle.dumps(obj, pickle.HIGHEST_PROTOCOL),)
+        return wire.Lazy, (lazy.tree,)
 
 
 def child_modules(course_root: Path, set_id: str, only: Collection[str] | None) -> tuple | None:

@@ -117,7 +117,8 @@ def pick(value: Any, key: Any) -> Any:
     if isinstance(value, (tuple, list)) and isinstance(key, int) \
             and -len(value) <= key < len(value):
         return value[key]
-    raise cmp.NotComparable(Msg("got-type", got_type=type(value).__name__,
+    # a formula is named by its sympy type (Mul, Symbol), not as the Lazy it was read as
+    raise cmp.NotComparable(Msg("got-type", got_type=type(materialized(value)).__name__,
                                 want=f"tuple or dict with item {key!r}"))
 
 

@@ -31,8 +31,9 @@ def compare(answer: Any, expected: Any, spec: Compare) -> Verdict:
     A formula that is the very tree of the expected one passes without sympy
     (see ``wire.Lazy``); any other is compared as a sympy object.
     """
-    if type(answer) is Lazy and answer == expected and answer.finite() \
-            and spec.kind in SAME_TREE_KINDS:
+    # both Lazy: an array's == would answer elementwise (and its truth raise)
+    if type(answer) is Lazy and type(expected) is Lazy and answer == expected \
+            and answer.finite() and spec.kind in SAME_TREE_KINDS:
         return Verdict(True, tolerance=tolerance_of(spec), margin=0.0)
     answer, expected = materialized(answer), materialized(expected)
     comparator = COMPARATORS[spec.kind]
