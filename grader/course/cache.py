@@ -58,13 +58,16 @@ def key(course_root: Path, set_id: str, seed_offset: int) -> str:
 
 def answers_key(course_root: Path, set_id: str) -> str | None:
     """The name of the entry of a set's reference answers: the set's key, the contents
-    of its solutions' Python files and where numpy and sympy are installed (and when);
-    None when the cache is switched off."""
+    of its solutions' Python files, the code that calls them (run/references.py) and
+    where numpy and sympy are installed (and when); None when the cache is switched off.
+    What else a solution reads (another library, a file outside the set) is not in it."""
     import importlib.util
 
     if os.environ.get(ENV_SWITCH) == "off":
         return None
     digest = hashlib.sha256(key(course_root, set_id, 0).encode())
+    caller = Path(__file__).parents[1] / "run" / "references.py"
+    digest.update(hashlib.sha256(caller.read_bytes()).digest())
     for path in _files(course_root / "solutions" / set_id):
         if path.suffix == ".py":
             digest.update(path.name.encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
