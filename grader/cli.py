@@ -291,7 +291,7 @@ def grade_worker() -> None:
     answers = os.fdopen(os.dup(1), "w", encoding="utf-8")
     os.dup2(2, 1)
     # started before any course is loaded; its imports overlap the first student's setup
-    warm = Warm(zygote=Zygote() if Zygote.possible() else None)
+    warm = Warm(zygote=Zygote() if Zygote.possible() else None, replays=True)
     try:
         _serve_worker(warm, answers)
     finally:

@@ -54,12 +54,16 @@ class Warm:
     a watch loop).  ``folder``: a run folder kept open with its warm template
     (a watch loop grading one student's saves); None: each grading has its own.
     Never shared between students: a folder is one student's sandbox.
+    ``replays``: hidden tests' finished runs are kept for the next gradings
+    (``hidden_tests.Replays``); a single grading has no next one.
     """
 
-    def __init__(self, folder: RunFolder | None = None, zygote: Any = None):
+    def __init__(self, folder: RunFolder | None = None, zygote: Any = None,
+                 replays: bool = False):
         self.references: dict[tuple[str, str, str], Reference] = {}
         self.stored: dict[Path, StoredAnswers | None] = {}   # per set: answers on disk
-        self.replays: dict[Path, pytest_checks.Replays] = {}   # per set: finished tests
+        # per set: finished hidden tests
+        self.replays: dict[Path, pytest_checks.Replays] | None = {} if replays else None
         self.folder = folder
         self.zygote = zygote   # a worker's run.template.Zygote (each run still its own sandbox)
 
@@ -134,6 +138,7 @@ def grade_set(exercise_set: ExerciseSet, submission: str | Path, level: str,
             # (bounded's clock counts the fork's own CPU)
             session = pytest_checks.Session(
                 [_with_limits(e, processes[e.id].limits) for e in order], processes, budget,
+                None if warm.replays is None else
                 warm.replays.setdefault(exercise_set.solutions_dir, pytest_checks.Replays()))
         pending: list = []   # every exercise's answers, judged in one fork below
         previous = None

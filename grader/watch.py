@@ -74,7 +74,7 @@ def watch(exercise_set: ExerciseSet, folder: Path, level: str, lang: str,
     before = stamps(folder, exercise_set.exercises)
     echo(render(Msg("watch-start", folder=str(folder)), lang))
     run_folder = open_run_folder(level, exercise_set.solutions_dir)
-    warm = Warm(run_folder)
+    warm = Warm(run_folder, replays=True)
     try:
         run_folder.warm(folder, [str(exercise_set.exercises_dir)],
                         widest(*(e.limits for e in exercise_set.exercises)))

@@ -53,7 +53,7 @@ def _solutions(tmp_path, **changes):
 
 
 def test_the_same_answers_replay_every_test_without_pytest(tmp_path, sessions):
-    warm = Warm()
+    warm = Warm(replays=True)
     first = _grade(_solutions(tmp_path), warm)
     assert sessions == [None] and first and all(p for p, _, _ in first.values())
     again = _grade(_solutions(tmp_path / "b"), warm)
@@ -62,7 +62,7 @@ def test_the_same_answers_replay_every_test_without_pytest(tmp_path, sessions):
 
 
 def test_other_answers_run_the_tests_for_real_from_the_first_that_differs(tmp_path, sessions):
-    warm = Warm()
+    warm = Warm(replays=True)
     right = _grade(_solutions(tmp_path), warm)
     wrong = _grade(_solutions(tmp_path / "b", temperature=("/ T\n", "* T\n")), warm)
     alone = _grade(_solutions(tmp_path / "c", temperature=("/ T\n", "* T\n")), Warm())

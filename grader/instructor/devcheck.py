@@ -135,7 +135,7 @@ def check_set(course: Course, set_id: str, level: str, seeds: Sequence[int] = SE
     # template) and one set of reference answers for all of them
     warm = None
     try:
-        warm = Warm(open_run_folder(level, exercise_set.solutions_dir))
+        warm = Warm(open_run_folder(level, exercise_set.solutions_dir), replays=True)
         if "proofs" in parts:
             findings += stubs_fail(exercise_set, level, only, warm)
             reference_runs: dict[str, ExerciseResult] = {}
