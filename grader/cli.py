@@ -262,8 +262,8 @@ def grade(set_id: str, submission: str | None, upload: str | None, as_json: bool
             mine.save()
     if output:
         write_atomic(output, json.dumps(document, ensure_ascii=False, indent=2))
-    if as_json:
-        click.echo(json.dumps(document, ensure_ascii=False, indent=2))
+    if as_json:   # for people, indented; for a worker's parent, compact (C-encoded)
+        click.echo(json.dumps(document, ensure_ascii=False, indent=None if _warm() else 2))
     else:
         click.echo(report.terminal(run, lang, color=sys.stdout.isatty(),
                                    hints_used=mine.hints_used(set_id)) if run

@@ -24,6 +24,7 @@ from .judge.results import CheckResult, ExerciseResult, RunResult
 from .run import sandbox
 from .run.references import Reference, StoredAnswers
 from .run.student import RunFolder, StudentProcess, open_run_folder
+from .run.student import request as student_request
 from .run.template import widest
 
 
@@ -179,15 +180,8 @@ def _yaml_checks(exercise, process, reference, pending):
     to be judged: its (exercise id, slot, judge arguments) are added to ``pending``."""
     limits = process.limits
     exercise = _with_limits(exercise, limits)
-    slots: dict[tuple[str, str], int] = {}   # each distinct call is made once
-    calls, slot_of = [], []
-    for check in exercise.checks:
-        # the exact inputs (a repr would elide the middle of large arrays)
-        key = (check.function, wire.dumps([list(check.args), check.kwargs]))
-        if key not in slots:
-            slots[key] = len(calls)
-            calls.append((check.function, check.args, check.kwargs))
-        slot_of.append(slots[key])
+    calls, slot_of = reference.kept(("calls", *(c.id for c in exercise.checks)),
+                                    lambda: _distinct_calls(exercise.checks))
     outcomes = process.call_many(calls)
     out = []
     for check, slot in zip(exercise.checks, slot_of):
@@ -196,12 +190,27 @@ def _yaml_checks(exercise, process, reference, pending):
             lines = load_lines(process.load_failure, exercise.file, limits)
             out.append((_failed(exercise, check, lines), check.points))
             continue
-        expected = check.expect if check.has_expect else reference.call(
-            check.function, check.args, check.kwargs, check)
-        wrong = list(_wrong_answers(exercise, check, reference))
+        expected, wrong = reference.kept(("answers", check.id), lambda check=check: (
+            check.expect if check.has_expect else reference.call(
+                check.function, check.args, check.kwargs, check),
+            list(_wrong_answers(exercise, check, reference))))
         pending.append((exercise.id, len(out), (check, exercise, outcome, expected, wrong)))
         out.append((None, check.points))
     return out
+
+
+def _distinct_calls(checks):
+    """(each distinct call once, the index of each check's call among them)."""
+    slots: dict[tuple[str, str], int] = {}
+    calls, slot_of = [], []
+    for check in checks:
+        # the exact inputs (a repr would elide the middle of large arrays)
+        key = (check.function, wire.dumps([list(check.args), check.kwargs]))
+        if key not in slots:
+            slots[key] = len(calls)
+            calls.append(student_request(check.function, check.args, check.kwargs))
+        slot_of.append(slots[key])
+    return calls, slot_of
 
 
 def _judge(pending, graded, budget):

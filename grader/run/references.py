@@ -32,6 +32,14 @@ class Reference:
         self.stored = stored
         self._module: ModuleType | None = None
         self._answers: dict[tuple[str, str], Any] = {}
+        self._kept: dict[tuple, Any] = {}
+
+    def kept(self, key: tuple, make: Callable[[], Any]) -> Any:
+        """``make()``, once per key: what a grading derives from this exercise alone
+        (its calls, a check's expected and wrong answers), kept for the next student."""
+        if key not in self._kept:
+            self._kept[key] = make()
+        return self._kept[key]
 
     @property
     def available(self) -> bool:

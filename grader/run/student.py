@@ -240,13 +240,29 @@ def open_run_folder(level: str, solutions_dir: str | Path | None = None,
         raise
 
 
-def _judged_inputs(outcome, request):
+@dataclasses.dataclass(frozen=True)
+class Request:
+    """One call as it is sent: its JSON and the fingerprint of its inputs, made once
+    (a class sends the same calls to every student)."""
+
+    data: bytes
+    digest: str
+
+
+def request(function: str, args: Sequence[Any] = (),
+            kwargs: dict[str, Any] | None = None) -> Request:
+    encoded = {"op": "call", "function": function, "args": wire.encode(list(args)),
+               "kwargs": wire.encode(dict(kwargs or {}))}
+    return Request(json.dumps(encoded, allow_nan=False).encode(),
+                   wire.digest(encoded["args"], encoded["kwargs"]))
+
+
+def _judged_inputs(outcome, sent):
     """Whether the call changed its inputs, judged here from what was sent (not by
     the child's own verdict)."""
     if not outcome.ok:
         return outcome
-    sent = wire.digest(request["args"], request["kwargs"])
-    return dataclasses.replace(outcome, mutated_args=outcome.inputs_digest != sent)
+    return dataclasses.replace(outcome, mutated_args=outcome.inputs_digest != sent.digest)
 
 
 def _unlock(folder):
@@ -425,25 +441,23 @@ class StudentProcess:
         """Run ``module.function(*args, **kwargs)`` in the child."""
         return self.call_many([(function, args, kwargs)])[0]
 
-    def call_many(self, calls: Sequence[tuple[str, Sequence[Any], dict[str, Any] | None]]
-                  ) -> list[CallOutcome]:
+    def call_many(self, calls: Sequence[tuple[str, Sequence[Any], dict[str, Any] | None]
+                                        | Request]) -> list[CallOutcome]:
         """Each (function, args, kwargs) in turn, as ``call`` would, with the requests
         written ahead (up to PIPELINE_BYTES and PIPELINE_REQUESTS): the child starts the
         next call as soon as it answers one.  Each call has its own time limit, from its
         predecessor's answer; after a call that kills or hangs the child, the rest go to a
-        fresh one."""
-        requests = [{"op": "call", "function": function, "args": wire.encode(list(args)),
-                     "kwargs": wire.encode(dict(kwargs or {}))}
-                    for function, args, kwargs in calls]
+        fresh one.  A call may come as a ``Request`` made before."""
+        requests = [c if isinstance(c, Request) else request(*c) for c in calls]
         outcomes: list[CallOutcome] = []
         while len(outcomes) < len(requests):
             ready = self._ensure_loaded()
             if ready is not None:
                 return outcomes + [ready] * (len(requests) - len(outcomes))
-            for rid, request in self._send_ahead(requests[len(outcomes):]):
+            for rid, sent in self._send_ahead(requests[len(outcomes):]):
                 outcome = rid if isinstance(rid, CallOutcome) else \
                     self._await(rid, time.monotonic() + self.limits.time)
-                outcomes.append(_judged_inputs(outcome, request))
+                outcomes.append(_judged_inputs(outcome, sent))
                 if outcome.status in (Status.TIMEOUT, Status.CRASHED, Status.BAD_ANSWER):
                     self.close(wait=True)
                     break
@@ -453,13 +467,12 @@ class StudentProcess:
         """(id or CallOutcome, request) for the first requests that fit the window;
         a send that fails ends it (the child is gone: its outcome says so)."""
         sent, size = [], 0
-        for request in requests:
-            data = json.dumps(request, allow_nan=False).encode()
-            size += len(data)
+        for one in requests:
+            size += len(one.data)
             if sent and (size > PIPELINE_BYTES or len(sent) >= PIPELINE_REQUESTS):
                 break
-            rid = self._send(data)
-            sent.append((rid, request))
+            rid = self._send(one.data)
+            sent.append((rid, one))
             if isinstance(rid, CallOutcome):
                 break
         return sent
