@@ -81,3 +81,14 @@ def test_a_changed_test_file_forgets_what_was_recorded(tmp_path, sessions):
     assert replays.serves({test: None}) and replays.order is not None
     test.write_text("def test_x(student):\n    assert False\n")
     assert replays.serves({test: None}) and replays.order is None and replays.runs == {}
+
+
+def test_what_a_call_printed_is_part_of_the_answer_a_replay_compares(tmp_path, sessions):
+    """A test may read what the student's code printed (``student.call(...).output``)."""
+    warm = Warm(replays=True)
+    _grade(_solutions(tmp_path), warm, only=("temperature",))
+    noisy = _solutions(tmp_path / "b", temperature=("def softmax(logits, T=1.0):\n",
+                                                    "def softmax(logits, T=1.0):\n"
+                                                    "    print('debug')\n"))
+    _grade(noisy, warm, only=("temperature",))
+    assert len(sessions) == 2 and sessions[1] is not None

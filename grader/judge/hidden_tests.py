@@ -135,9 +135,9 @@ def _request_key(event):
 
 
 def _answer_key(reply):
-    """What a test can see of a call's outcome (what it printed aside)."""
-    return json.dumps({k: v for k, v in reply.items() if k not in ("output", "output_dropped")},
-                      sort_keys=True)
+    """Everything a test can see of a call's outcome (``student.call`` gives it what the
+    call printed, too)."""
+    return json.dumps(reply, sort_keys=True)
 
 
 class Replays:
