@@ -159,3 +159,28 @@ def test_a_test_file_that_cannot_be_collected_fails_every_grading(tmp_path):
         with pytest.raises(CourseError, match="could not be collected"):
             grade_set(exercise_set, _solutions(tmp_path / folder), "none",
                       only={"temperature", "attention"}, warm=warm)
+
+
+def test_a_warm_keeps_no_calls_of_another_seed(tmp_path, monkeypatch):
+    """dev check grades each seed with one Warm: a seed's YAML checks make their own calls."""
+    from grader.run.student import StudentProcess
+
+    sent: list[bytes] = []
+    real = StudentProcess.call_many
+
+    def logged(self, calls):
+        sent.extend(c.data if hasattr(c, "data") else repr(c).encode() for c in calls)
+        return real(self, calls)
+
+    monkeypatch.setattr(StudentProcess, "call_many", logged)
+
+    def calls(seed, warm):
+        sent.clear()
+        exercise_set = loader.load_set(Course(ROOT), "day3", seed_offset=seed)
+        grade_set(exercise_set, exercise_set.solutions_dir, "none", only={"attention"},
+                  warm=warm, hidden_tests=False)
+        return list(sent)
+
+    warm = Warm()
+    assert calls(0, warm) != calls(1, Warm())
+    assert calls(1, warm) == calls(1, Warm())
