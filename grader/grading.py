@@ -61,7 +61,7 @@ class Warm:
 
     def __init__(self, folder: RunFolder | None = None, zygote: Any = None,
                  replays: bool = False):
-        self.references: dict[tuple[str, str, str], Reference] = {}
+        self.references: dict[tuple[str, str, int, str], Reference] = {}
         self.stored: dict[Path, StoredAnswers | None] = {}   # per set: answers on disk
         # per set: finished hidden tests
         self.replays: dict[Path, pytest_checks.Replays] | None = {} if replays else None
@@ -73,7 +73,8 @@ class Warm:
             self.folder.close()
 
     def reference(self, exercise: Exercise, stored: "StoredAnswers | None" = None) -> Reference:
-        key = (exercise.set_id, exercise.id, wire.dumps(exercise.params or {}))
+        # the seed too: a Reference keeps its checks' calls and answers by check id
+        key = (exercise.set_id, exercise.id, exercise.seed, wire.dumps(exercise.params or {}))
         if key not in self.references:
             self.references[key] = Reference(exercise, stored)
         return self.references[key]

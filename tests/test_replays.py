@@ -67,7 +67,8 @@ def test_other_answers_run_the_tests_for_real_from_the_first_that_differs(tmp_pa
     wrong = _grade(_solutions(tmp_path / "b", temperature=("/ T\n", "* T\n")), warm)
     alone = _grade(_solutions(tmp_path / "c", temperature=("/ T\n", "* T\n")), Warm())
     assert wrong == alone, "the same results as a grading that replays nothing"
-    assert wrong != right and len(sessions) == 3 and sessions[1] is not None
+    # a real run runs every test, as a grading alone (module-level draws advance in order)
+    assert wrong != right and sessions == [None, None, None]
     failed = {key for key, (passed, _, _) in wrong.items() if not passed}
     assert failed and all(ex == "temperature" for ex, _ in failed)
 
@@ -91,4 +92,95 @@ def test_what_a_call_printed_is_part_of_the_answer_a_replay_compares(tmp_path, s
                                                     "def softmax(logits, T=1.0):\n"
                                                     "    print('debug')\n"))
     _grade(noisy, warm, only=("temperature",))
-    assert len(sessions) == 2 and sessions[1] is not None
+    assert sessions == [None, None], "a real run"
+
+
+@pytest.fixture
+def student_calls(monkeypatch):
+    """Each call the hidden tests made into a student's process: (function, inputs)."""
+    from grader import wire
+    from grader.run.student import StudentProcess
+
+    made = []
+    real = StudentProcess.call
+
+    def logged(self, function, args=(), kwargs=None):
+        made.append((function, wire.dumps([list(args), dict(kwargs or {})])))
+        return real(self, function, args, kwargs)
+
+    monkeypatch.setattr(StudentProcess, "call", logged)
+    return made
+
+
+def test_a_student_process_gets_the_same_calls_as_in_a_grading_alone(tmp_path, student_calls):
+    """After a replay's answers differ, the real run neither calls the student again for
+    what the replay already asked nor skips the tests before it (their module-level RNG
+    draws would shift every later test's inputs)."""
+    no_mask = _solutions(tmp_path / "b", attention=("def attention(Q, K, V, causal=True):\n",
+                                                    "def attention(Q, K, V, causal=False):\n"))
+    _grade(no_mask, Warm(), only=("attention",))
+    alone = list(student_calls)
+    warm = Warm(replays=True)
+    _grade(_solutions(tmp_path), warm, only=("attention",))
+    student_calls.clear()
+    _grade(no_mask, warm, only=("attention",))
+    assert student_calls == alone
+
+
+def test_a_student_who_answers_right_only_when_asked_again_gains_nothing(tmp_path):
+    """A replay's calls, then the real test's, must not ask the student twice."""
+    again = ("def softmax(logits, T=1.0):\n",
+             "SEEN = set()\n\n\ndef softmax(logits, T=1.0):\n"
+             "    key = np.asarray(logits).tobytes() + repr(T).encode()\n"
+             "    if key not in SEEN:\n"
+             "        SEEN.add(key)\n"
+             "        return np.zeros(np.shape(logits))\n")
+    alone = _grade(_solutions(tmp_path / "a", temperature=again), Warm(), only=("temperature",))
+    warm = Warm(replays=True)
+    _grade(_solutions(tmp_path / "b"), warm, only=("temperature",))
+    assert _grade(_solutions(tmp_path / "c", temperature=again), warm,
+                  only=("temperature",)) == alone
+
+
+def test_a_test_file_that_cannot_be_collected_fails_every_grading(tmp_path):
+    """Replays must not hide the instructor's broken file after the first grading."""
+    from grader.errors import CourseError
+
+    shutil.copytree(ROOT / "exercises", tmp_path / "exercises")
+    shutil.copytree(ROOT / "solutions", tmp_path / "solutions")
+    for name in ("course.yaml",):
+        if (ROOT / name).exists():
+            shutil.copy(ROOT / name, tmp_path / name)
+    broken = tmp_path / "solutions" / "day3" / "test_temperature.py"
+    broken.write_text(broken.read_text() + "\nraise RuntimeError('broken')\n")
+    exercise_set = loader.load_set(Course(tmp_path), "day3")
+    warm = Warm(replays=True)
+    for folder in ("a", "b"):
+        with pytest.raises(CourseError, match="could not be collected"):
+            grade_set(exercise_set, _solutions(tmp_path / folder), "none",
+                      only={"temperature", "attention"}, warm=warm)
+
+
+def test_a_warm_keeps_no_calls_of_another_seed(tmp_path, monkeypatch):
+    """dev check grades each seed with one Warm: a seed's YAML checks make their own calls."""
+    from grader.run.student import StudentProcess
+
+    sent: list[bytes] = []
+    real = StudentProcess.call_many
+
+    def logged(self, calls):
+        sent.extend(c.data if hasattr(c, "data") else repr(c).encode() for c in calls)
+        return real(self, calls)
+
+    monkeypatch.setattr(StudentProcess, "call_many", logged)
+
+    def calls(seed, warm):
+        sent.clear()
+        exercise_set = loader.load_set(Course(ROOT), "day3", seed_offset=seed)
+        grade_set(exercise_set, exercise_set.solutions_dir, "none", only={"attention"},
+                  warm=warm, hidden_tests=False)
+        return list(sent)
+
+    warm = Warm()
+    assert calls(0, warm) != calls(1, Warm())
+    assert calls(1, warm) == calls(1, Warm())

@@ -112,7 +112,8 @@ def _load_exercise(path, set_id, sol_dir, seed_offset):
         hints=tuple(Text(**h) for h in raw["hints"]), misconceptions=misconceptions,
         checks=tuple(checks), spec_path=path, solution_path=sol_dir / file, test_files=tests,
         submission_points=raw.get("submission_points"),
-        variants=tuple(inputs.build(v, path, seed_offset) for v in raw["variants"]))
+        variants=tuple(inputs.build(v, path, seed_offset) for v in raw["variants"]),
+        seed=seed_offset)
 
 
 def _check(raw, functions, default_visibility, path, seed_offset):

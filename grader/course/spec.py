@@ -104,6 +104,7 @@ class Exercise:
     submission_points: float | None = None   # in a release: the points at submission
     variants: tuple = ()       # per-student numbers (dicts); the first is the notes' own
     variant: int = 0           # which of them this copy of the spec stands for
+    seed: int = 0              # the seed offset its inputs were drawn with (dev check's seeds)
 
     @property
     def module(self) -> str:

@@ -172,9 +172,11 @@ class Replays:
             runs.append((list(steps), event))
 
     def replay(self, nodeid: str, exercise: Exercise,
-               processes: Mapping[str, StudentProcess]) -> dict | None:
+               processes: Mapping[str, StudentProcess],
+               made: list[tuple[str, dict]]) -> dict | None:
         """The recorded event of the run whose calls this student's answers follow
-        (the calls made here, in order); None when none does."""
+        (the calls made here, in order, each added to ``made`` with its reply); None
+        when none does."""
         runs = self.runs.get((nodeid, _variant(exercise)), [])
         step = 0
         while runs:
@@ -185,6 +187,7 @@ class Replays:
             call = json.loads(request)
             reply = _answer_call(dict(zip(("call", "exercise", "args", "kwargs"), call)),
                                  processes)
+            made.append((request, reply))
             taken = (request, _answer_key(reply))
             runs = [(steps, event) for steps, event in runs if steps[step] == taken]
             step += 1
@@ -297,12 +300,16 @@ class Session:
         self.fork: bounded.Fork | None = None
         self.replays = replays if replays is not None and replays.serves(self.by_file) else None
         self.steps: list[tuple[str, str]] = []   # the running test's calls and answers
+        # calls a replay made, with their replies, that a fork's tests will ask again
+        self.answered: list[tuple[str, dict]] = []
+        self.whole = False   # the running fork ran every test before its current one
         if self.replays is not None and self.replays.order is not None:
             self.order = list(self.replays.order)   # replayed until a test is not
         elif self.by_file:
             self._start(None)
 
     def _start(self, only):
+        self.whole = only is None
         self.fork = bounded.Fork(functools.partial(_session, self.by_file, only), self.budget)
 
     def exercise_of(self, nodeid: str) -> Exercise:
@@ -329,7 +336,8 @@ class Session:
 
     def _replay(self):
         """Replay the tests whose turn it is, in order, until one's answers differ from
-        every recorded run's; a pytest fork then runs that test and those after it."""
+        every recorded run's; a pytest fork then runs every test (those replayed answered
+        with the replies they got) as a grading alone would."""
         if self.fork is not None or self.order is None or self.replays is None:
             return
         for nodeid in self.order:
@@ -338,9 +346,12 @@ class Session:
             exercise = self.exercise_of(nodeid)
             if exercise.id not in self.turn:
                 return
-            event = self.replays.replay(nodeid, exercise, self.processes)
+            event = self.replays.replay(nodeid, exercise, self.processes, self.answered)
             if event is None:
-                self._start([n for n in self.order if n not in self.done])
+                # every test from the first, as a grading alone runs them: a test file's
+                # module-level draws (its RNG) advance test by test, and the replayed
+                # tests' calls are answered with the replies the student already gave
+                self._start(None)
                 return
             self.done[nodeid] = event
 
@@ -363,7 +374,7 @@ class Session:
 
     def _take(self, event):
         if "call" in event:
-            reply = _answer_call(event, self.processes)
+            reply = self._answered(event)
             self.steps.append((_request_key(event), _answer_key(reply)))
             event.reply(reply)
         if "course_error" in event:
@@ -377,8 +388,17 @@ class Session:
             self.steps = []
         if "test" in event:
             self.done[event["test"]] = event
-            if self.replays is not None and event["test"] == self.started:
+            if self.replays is not None and event["test"] == self.started and self.whole:
                 self.replays.record(event, self.exercise_of(event["test"]), self.steps)
+
+    def _answered(self, event):
+        """The reply to a fork's call: the one a replay already got for the same call
+        (the student's process is asked each call once, as in a grading alone), else
+        the process's own."""
+        if self.answered and self.answered[0][0] == _request_key(event):
+            return self.answered.pop(0)[1]
+        self.answered = []
+        return _answer_call(event, self.processes)
 
     def _overrun(self, exc):
         """The test that overran fails; a new fork runs the ones after it."""
@@ -391,7 +411,7 @@ class Session:
                               next(iter(self.by_file))) from None
         self.done[started] = _overrun_event(started, self.exercise_of(started), self.budget,
                                             exc.why)
-        self.held = None
+        self.held, self.answered = None, []
         for process in self.processes.values():
             process.close(wait=True)   # the overrun may have left one mid-call
         only = [nodeid for nodeid in self.order or () if nodeid not in self.done]
