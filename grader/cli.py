@@ -236,7 +236,7 @@ def grade(set_id: str, submission: str | None, upload: str | None, as_json: bool
                           warm.zygote if warm else None)
         if warm:   # what a worker keeps between students: references, finished tests
             early.references, early.stored = warm.references, warm.stored
-            early.replays = warm.replays
+            early.replays, early.judged = warm.replays, warm.judged
         warm = early
     try:
         exercise_set = spec_loader.load_set(course, set_id, only=exercises or None)

@@ -55,8 +55,9 @@ class Warm:
     a watch loop).  ``folder``: a run folder kept open with its warm template
     (a watch loop grading one student's saves); None: each grading has its own.
     Never shared between students: a folder is one student's sandbox.
-    ``replays``: hidden tests' finished runs are kept for the next gradings
-    (``hidden_tests.Replays``); a single grading has no next one.
+    ``replays``: hidden tests' finished runs, and judged answers, are kept for the
+    next gradings (``hidden_tests.Replays``, ``check.memo_key``); a single grading
+    has no next one.
     """
 
     def __init__(self, folder: RunFolder | None = None, zygote: Any = None,
@@ -65,6 +66,7 @@ class Warm:
         self.stored: dict[Path, StoredAnswers | None] = {}   # per set: answers on disk
         # per set: finished hidden tests
         self.replays: dict[Path, pytest_checks.Replays] | None = {} if replays else None
+        self.judged: dict[tuple, Any] | None = {} if replays else None   # check.memo_key
         self.folder = folder
         self.zygote = zygote   # a worker's run.template.Zygote (each run still its own sandbox)
 
@@ -155,7 +157,7 @@ def grade_set(exercise_set: ExerciseSet, submission: str | Path, level: str,
         hidden = session.finish() if session is not None else []
         if stored is not None:
             stored.save()
-        _judge(pending, graded, budget)
+        _judge(pending, graded, budget, warm.judged)
         for exercise in exercises:
             graded[exercise.id] = _with_hidden_proof(graded[exercise.id])
         for exercise, result, points in hidden:
@@ -214,13 +216,13 @@ def _distinct_calls(checks):
     return calls, slot_of
 
 
-def _judge(pending, graded, budget):
+def _judge(pending, graded, budget, memo=None):
     """Judge every pending answer in one bounded fork (a fork per exercise cost more
     than the judging); each check has ``budget`` seconds (the longest call time
-    limit plus a margin)."""
+    limit plus a margin).  ``memo``: answers judged by earlier gradings."""
     if any(_names_units(job) for _, _, job in pending):
         units.preload()   # here, once per process, not in every judging fork
-    for index, result in judge_bounded([job for _, _, job in pending], budget):
+    for index, result in judge_bounded([job for _, _, job in pending], budget, memo):
         ex_id, slot, _ = pending[index]
         graded[ex_id][slot] = (result, graded[ex_id][slot][1])
 

@@ -184,3 +184,47 @@ def test_a_warm_keeps_no_calls_of_another_seed(tmp_path, monkeypatch):
     warm = Warm()
     assert calls(0, warm) != calls(1, Warm())
     assert calls(1, warm) == calls(1, Warm())
+
+
+@pytest.fixture
+def judging_forks(monkeypatch):
+    """The judging forks started, counted by the jobs they were given."""
+    from grader.judge import check
+
+    given = []
+    real = check._judged
+
+    def counted(jobs, budget):
+        given.append(len(jobs))
+        return real(jobs, budget)
+
+    monkeypatch.setattr(check, "_judged", counted)
+    return given
+
+
+def _yaml_results(submission, warm, only=("temperature", "growth")):
+    exercise_set = loader.load_set(Course(ROOT), "day3")
+    run = grade_set(exercise_set, submission, "none", only=set(only), warm=warm)
+    return {(c.exercise, c.check): (c.passed, c.lines, c.tags, c.output)
+            for e in run.exercises for c in e.checks if c.kind != "pytest"}
+
+
+def test_an_answer_judged_before_is_not_judged_again(tmp_path, judging_forks):
+    warm = Warm(replays=True)
+    first = _yaml_results(_solutions(tmp_path), warm)
+    again = _yaml_results(_solutions(tmp_path / "b"), warm)
+    assert again == first and judging_forks[0] > 0 and judging_forks[1] == 0
+    wrong = _yaml_results(_solutions(tmp_path / "c", temperature=("/ T\n", "* T\n")), warm)
+    alone = _yaml_results(_solutions(tmp_path / "d", temperature=("/ T\n", "* T\n")), Warm())
+    assert wrong == alone and 0 < judging_forks[2] < judging_forks[0]
+
+
+def test_what_a_call_printed_is_part_of_an_answer_judged_before(tmp_path, judging_forks):
+    """A visible check shows what the call printed: the student's own, never another's."""
+    warm = Warm(replays=True)
+    _yaml_results(_solutions(tmp_path), warm, only=("growth",))
+    noisy = _solutions(tmp_path / "b", growth=("    return n * n\n",
+                                               "    print('mine')\n    return n * n + 1\n"))
+    results = _yaml_results(noisy, warm, only=("growth",))
+    printed = {out for passed, _, _, out in results.values() if not passed}
+    assert any("mine" in out for out in printed) and judging_forks[1] > 0

@@ -9,6 +9,7 @@ from collections.abc import Iterator, Sequence
 from fractions import Fraction
 from typing import Any
 
+from .. import wire
 from ..course.limits import Limits
 from ..course.spec import Check, Exercise, Misconception, Text
 from ..course.units import UnitError, parse_bytes, written_precision
@@ -122,15 +123,46 @@ def pick(value: Any, key: Any) -> Any:
                                 want=f"tuple or dict with item {key!r}"))
 
 
-def judge_bounded(jobs: Sequence[tuple], budget: float) -> Iterator[tuple[int, CheckResult]]:
-    """(index, CheckResult) for each ``judge`` argument tuple in ``jobs``, in order.
+def judge_bounded(jobs: Sequence[tuple], budget: float,
+                  memo: dict | None = None) -> Iterator[tuple[int, CheckResult]]:
+    """(index, CheckResult) for each ``judge`` argument tuple in ``jobs``.
 
     The judging runs in a fork (see ``bounded``); a check whose judging
     overruns ``budget`` seconds, or kills the fork, fails on its own and the
-    rest are judged in a new fork.
+    rest are judged in a new fork.  ``memo`` (a process that grades many times):
+    judged answers by ``memo_key``; an answer judged before is not judged again.
     """
+    kept: dict = {} if memo is None else memo
+    keys = [memo_key(*job[:3]) if memo is not None else None for job in jobs]
+    todo = []
+    for i, job in enumerate(jobs):
+        if keys[i] is not None and keys[i] in kept:
+            yield i, outcome_from_plain(kept[keys[i]], **check_fields(*job[:2]))
+        else:
+            todo.append(i)
+    for n, result, plain in _judged([jobs[i] for i in todo], budget):
+        if keys[todo[n]] is not None and plain is not None:
+            kept[keys[todo[n]]] = plain
+        yield todo[n], result
+
+
+def memo_key(check: Check, exercise: Exercise, outcome: CallOutcome) -> tuple | None:
+    """What judging an answer depends on: the check (its exercise's numbers, seed and
+    limits), the answer file as written, and what the call printed as the student
+    sees it; None for an outcome that is not an answer."""
+    if not outcome.ok or not outcome.answer_digest:
+        return None
+    return (exercise.set_id, exercise.id, check.id, exercise.seed,
+            wire.dumps(exercise.params or {}), repr(exercise.limits), outcome.answer_digest,
+            outcome.output, outcome.output_dropped)
+
+
+def _judged(jobs, budget):
+    """(index, CheckResult, its plain form or None for an overrun) for each job."""
     if not bounded.can_fork():
-        yield from ((i, judge_safely(*job)) for i, job in enumerate(jobs))
+        for i, job in enumerate(jobs):
+            result = judge_safely(*job)
+            yield i, result, outcome_to_plain(result)
         return
     start = 0
     while start < len(jobs):
@@ -144,14 +176,15 @@ def judge_bounded(jobs: Sequence[tuple], budget: float) -> Iterator[tuple[int, C
                 if type(index) is not int or not start <= index < len(jobs):
                     raise bounded.Overrun("unreadable event")
                 fields = check_fields(*jobs[index][:2])
-                yield index, outcome_from_plain(event.get("result", {}), **fields)
+                plain = event.get("result", {})
+                yield index, outcome_from_plain(plain, **fields), plain
                 start = index + 1
         except bounded.Overrun as exc:
             check, exercise = jobs[start][:2]
             reason = Msg("judge-timeout", seconds=budget) if exc.why == "timeout" else \
                 Msg("unjudgeable")
             yield start, CheckResult(passed=False, lines=(reason,), answered=True,
-                                     **check_fields(check, exercise))
+                                     **check_fields(check, exercise)), None
             start += 1
 
 

@@ -8,7 +8,9 @@ of the folder (a link the child plants is refused).  It also keeps the
 folder under its disk cap.
 """
 
+import dataclasses
 import enum
+import hashlib
 import json
 import os
 import select
@@ -127,7 +129,8 @@ class Channel:
         name = f"ans-{rid}.json"
         try:
             text = self.read_private(name, limit)
-            return outcome_from_answer(json.loads(text))
+            return dataclasses.replace(outcome_from_answer(json.loads(text)),
+                                       answer_digest=hashlib.sha256(text).hexdigest())
         except OverflowError:
             return CallOutcome(Status.TOO_LARGE, detail="answer file over the size cap")
         except (OSError, ValueError, RecursionError, TypeError, wire.WireError) as exc:

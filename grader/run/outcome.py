@@ -111,6 +111,7 @@ class CallOutcome:
     output_dropped: int = 0
     mutated_args: bool = False
     inputs_digest: str = ""    # the child's fingerprint of the inputs after the call
+    answer_digest: str = ""    # sha256 of the answer file as the child wrote it
     crash: Crash | None = None
 
     def __post_init__(self):
