@@ -77,11 +77,11 @@ def test_a_changed_test_file_forgets_what_was_recorded(tmp_path, sessions):
     replays = hidden_tests.Replays()
     test = tmp_path / "test_x.py"
     test.write_text("def test_x(student):\n    pass\n")
-    assert replays.serves({test: None})
+    replays.follow({test: None})
     replays.order, replays.runs = ["test_x.py::test_x"], {("test_x.py::test_x", ""): []}
-    assert replays.serves({test: None}) and replays.order is not None
+    assert replays.follow({test: None}).order is not None
     test.write_text("def test_x(student):\n    assert False\n")
-    assert replays.serves({test: None}) and replays.order is None and replays.runs == {}
+    assert replays.follow({test: None}).order is None and replays.runs == {}
 
 
 def test_what_a_call_printed_is_part_of_the_answer_a_replay_compares(tmp_path, sessions):

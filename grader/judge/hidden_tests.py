@@ -157,14 +157,14 @@ class Replays:
         self.order: list[str] | None = None
         self.runs: dict[tuple[str, str], list[tuple[list[tuple[str, str]], dict]]] = {}
 
-    def serves(self, by_file: Mapping[Path, Exercise]) -> bool:
-        """Whether these are the test files recorded here (as they are now); a changed
-        file forgets every run."""
+    def follow(self, by_file: Mapping[Path, Exercise]) -> "Replays":
+        """These replays, for these test files as they are now: other files, or a
+        changed one, forget every run recorded."""
         files = tuple(sorted((str(p), os.stat(p).st_mtime_ns, os.stat(p).st_size)
                              for p in by_file))
         if files != self.files:
             self.files, self.order, self.runs = files, None, {}
-        return True
+        return self
 
     def record(self, event: dict, exercise: Exercise, steps: list[tuple[str, str]]) -> None:
         runs = self.runs.setdefault((str(event["test"]), _variant(exercise)), [])
@@ -298,7 +298,7 @@ class Session:
         self.turn: set[str] = set()       # exercises whose tests may run now
         self.held: str | None = None      # a test that waits for its exercise's turn
         self.fork: bounded.Fork | None = None
-        self.replays = replays if replays is not None and replays.serves(self.by_file) else None
+        self.replays = replays.follow(self.by_file) if replays is not None else None
         self.steps: list[tuple[str, str]] = []   # the running test's calls and answers
         # calls a replay made, with their replies, that a fork's tests will ask again
         self.answered: list[tuple[str, dict]] = []
