@@ -286,17 +286,29 @@ def grade_worker() -> None:
     stderr).  Whatever else writes to the real stdout goes to stderr.
     """
     from .grading import Warm
-    from .run.template import Zygote
 
     answers = os.fdopen(os.dup(1), "w", encoding="utf-8")
     os.dup2(2, 1)
-    # started before any course is loaded; its imports overlap the first student's setup
-    warm = Warm(zygote=Zygote() if Zygote.possible() else None, replays=True)
+    warm = Warm(zygote=_zygote(), replays=True)
     try:
         _serve_worker(warm, answers)
     finally:
         if warm.zygote is not None:
             warm.zygote.close()
+
+
+def _zygote():
+    """The zygote grade-all shares among its workers (a descriptor it passed), or one
+    of this worker's own, started before any course is loaded so that its imports
+    overlap the first student's setup; None where there can be none."""
+    from .run.template import Zygote
+
+    if not Zygote.possible():
+        return None
+    shared = os.environ.pop(Zygote.SHARED, "")
+    if shared.isdigit():
+        return Zygote.attached(int(shared))
+    return Zygote()
 
 
 def _serve_worker(warm, answers):

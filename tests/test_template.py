@@ -494,3 +494,31 @@ def test_the_student_reads_their_own_paths_not_the_staged_copys(run, tmp_path):
     mine = str(tmp_path / "where.py")
     assert f"I am {mine}" in outcome.output and outcome.error["message"] == mine
     assert str(folder.root) not in outcome.output + outcome.error["message"]
+
+
+@ZYGOTE
+def test_workers_share_one_zygote_and_no_child_holds_a_graders_socket(tmp_path):
+    """grade-all's workers each get a socket of their own to one zygote: a run entered
+    through either works, no child holds any socket (not a grader's, not the zygote's),
+    a worker that leaves ends nothing, and the zygote ends with its starter."""
+    from grader.run.template import Zygote
+
+    (tmp_path / "inside.py").write_text(INSIDE)
+    starter = Zygote()
+    workers = [Zygote.attached(os.dup(starter.adopt().detach())) for _ in range(2)]
+    try:
+        for worker in workers:
+            with run_folder("bubblewrap", tmp_path, worker) as (folder, process):
+                child = process("inside")
+                seen = child.call("inside").value
+                assert child.template.process.popen.args[-3:-1] == ["sh", "-c"]   # entered
+                assert not [t for t in seen["fds"].values() if t.startswith("socket:")], \
+                    seen["fds"]
+        workers[0].close()
+        with run_folder("bubblewrap", tmp_path, workers[1]) as (folder, process):
+            assert process("inside").call("inside").ok
+    finally:
+        for worker in workers:
+            worker.close()
+        starter.close()
+    assert starter.process.poll() is not None

@@ -56,13 +56,22 @@ STOP_SECONDS = 3.0
 
 
 class Worker:
-    """One ``grade-worker`` process and the pipes to it."""
+    """One ``grade-worker`` process and the pipes to it; ``zygote``: the class's shared
+    zygote (run.template.Zygote), of which the worker gets a socket of its own."""
 
-    def __init__(self, cwd: str | Path | None, log: Path):
+    def __init__(self, cwd: str | Path | None, log: Path, zygote: Any = None):
         self.log = log
-        with open(log, "ab") as err:
-            self.proc = subprocess.Popen(grader_argv("grade-worker"), stdin=subprocess.PIPE,
-                                         stdout=subprocess.PIPE, stderr=err, cwd=cwd)
+        shared = zygote.adopt() if zygote is not None and zygote.alive() else None
+        env = None if shared is None else {**os.environ, zygote.SHARED: str(shared.fileno())}
+        try:
+            with open(log, "ab") as err:
+                self.proc = subprocess.Popen(
+                    grader_argv("grade-worker"), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                    stderr=err, cwd=cwd, env=env,
+                    pass_fds=() if shared is None else (shared.fileno(),))
+        finally:
+            if shared is not None:
+                shared.close()
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self.stdin, self.stdout = self.proc.stdin, self.proc.stdout
         self._buffer = b""
@@ -138,6 +147,8 @@ def run_in_workers(commands: Sequence[Sequence[str]], jobs: int,
         pending.put(i)
     results: dict[int, RunOutput] = {}
     lock = threading.Lock()
+    count = max(1, min(jobs, len(commands)))
+    zygote = _shared_zygote(count)
 
     def work(n):
         log = Path(cwd or ".") / f"worker-{n}.log"
@@ -149,7 +160,8 @@ def run_in_workers(commands: Sequence[Sequence[str]], jobs: int,
                 except queue.Empty:
                     return
                 if worker is None or not worker.alive():
-                    worker = Worker(cwd, log)
+                    with lock:   # one adoption at a time on the zygote's socket
+                        worker = Worker(cwd, log, zygote)
                 result = worker.grade(commands[i], timeout)
                 with lock:
                     results[i] = result
@@ -159,10 +171,21 @@ def run_in_workers(commands: Sequence[Sequence[str]], jobs: int,
             if worker is not None:
                 worker.stop()
 
-    count = max(1, min(jobs, len(commands)))
     threads = [threading.Thread(target=work, args=(n,)) for n in range(count)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        if zygote is not None:
+            zygote.close()
     return [results[i] for i in range(len(commands))]
+
+
+def _shared_zygote(workers: int) -> Any:
+    """One zygote for all the workers (as root with bubblewrap, for more than one):
+    its start (numpy and sympy) is paid once, not once per worker."""
+    from ..run.template import Zygote
+
+    return Zygote() if workers > 1 and Zygote.possible() else None

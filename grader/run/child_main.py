@@ -494,8 +494,10 @@ PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS = 1, 38
 
 
 def zygote(control: socket.socket) -> None:
-    """Serve requests until the grader closes the socket: {"holder": pid, "settings":
-    {...}} with two descriptors (the template's control socket, its console)."""
+    """Serve requests until its starter closes ``control``: {"holder": pid, "settings":
+    {...}} with two descriptors (the template's control socket, its console), answered
+    on the socket they came on; and, from its starter, {"adopt": true} with one socket:
+    another grader's (a class's workers share one zygote)."""
     _prctl(PR_SET_DUMPABLE, 0)
     _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)   # it ends with its worker, however that ends
     # the templates it forks come back to it when their forker ends (not to the grader)
@@ -505,37 +507,62 @@ def zygote(control: socket.socket) -> None:
     wakeup, wakeup_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
     signal.set_wakeup_fd(wakeup_w)
     signal.signal(signal.SIGCHLD, lambda *_: None)
+    graders = {control.fileno(): control}
     while True:
         _reap_templates()
-        if control.fileno() not in select.select([control.fileno(), wakeup], [], [])[0]:
+        ready = select.select([*graders, wakeup], [], [])[0]
+        if wakeup in ready:
             try:
                 os.read(wakeup, 4096)
             except BlockingIOError:
                 pass
-            continue
-        try:
-            data, fds, _, _ = socket.recv_fds(control, 65536, 2)
-        except OSError:
-            data, fds = b"", []
-        if not data:
-            return
-        request = json.loads(data)
-        pid = os.fork()
-        if pid == 0:
-            code = 1
-            try:
-                signal.set_wakeup_fd(-1)
-                signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-                os.close(wakeup)
-                os.close(wakeup_w)
-                enter_sandbox(int(request["holder"]), control, fds, request["settings"])
-            finally:
-                os._exit(code)
+        for fd in ready:
+            if fd in graders:
+                if not _serve_one(graders[fd], control, graders, wakeup, wakeup_w):
+                    if graders[fd] is control:
+                        return
+                    graders.pop(fd).close()
+
+
+def _serve_one(asker: socket.socket, control: socket.socket, graders: dict,
+               wakeup: int, wakeup_w: int) -> bool:
+    """One request from ``asker``; False once it has closed its end."""
+    try:
+        data, fds, _, _ = socket.recv_fds(asker, 65536, 2)
+    except OSError:
+        data, fds = b"", []
+    if not data:
         for fd in fds:
             os.close(fd)
-        _, status = os.waitpid(pid, 0)   # it forks the template and ends at once
-        control.send(json.dumps({"id": request["id"],
-                                 "entered": os.waitstatus_to_exitcode(status) == 0}).encode())
+        return False
+    request = json.loads(data)
+    if request.get("adopt") is True:
+        for fd in fds:   # only its starter hands it graders
+            if asker is control:
+                graders[fd] = socket.socket(fileno=fd)
+            else:
+                os.close(fd)
+        return True
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            signal.set_wakeup_fd(-1)
+            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+            os.close(wakeup)
+            os.close(wakeup_w)
+            for other in graders.values():   # no grader's socket goes into a sandbox
+                if other is not control:
+                    other.close()
+            enter_sandbox(int(request["holder"]), control, fds, request["settings"])
+        finally:
+            os._exit(code)
+    for fd in fds:
+        os.close(fd)
+    _, status = os.waitpid(pid, 0)   # it forks the template and ends at once
+    asker.send(json.dumps({"id": request["id"],
+                           "entered": os.waitstatus_to_exitcode(status) == 0}).encode())
+    return True
 
 
 def _reap_templates() -> None:

@@ -304,9 +304,14 @@ class Zygote:
     namespaces and switching uid needs root; elsewhere each run starts its own
     template as before (``serves``).  It never holds anything of a course: it is
     started before any is loaded, as a fresh interpreter.
+
+    A class's workers share one: grade-all starts it and hands each worker a socket
+    of its own (``adopt``); a worker uses it through ``attached``.
     """
 
     preload = ("numpy", "sympy")
+    SHARED = "ATTN_GRADE_ZYGOTE_FD"   # the variable that gives a worker its socket's number
+    process: subprocess.Popen | None
 
     def __init__(self):
         self.folder = Path(tempfile.mkdtemp(prefix="attn-grade-zygote-"))
@@ -333,9 +338,35 @@ class Zygote:
     def possible(cls) -> bool:
         return os.geteuid() == 0 and hasattr(socket, "send_fds") and sandbox.bubblewrap_works()
 
+    @classmethod
+    def attached(cls, fd: int) -> "Zygote":
+        """A zygote another process started, through the socket ``fd`` it adopted (never
+        inherited further: a sandbox must not reach a process outside every sandbox)."""
+        zygote = cls.__new__(cls)
+        zygote.sock, zygote._count = socket.socket(fileno=fd), 0
+        zygote.sock.set_inheritable(False)
+        zygote.process = zygote.folder = None
+        return zygote
+
+    def adopt(self) -> socket.socket:
+        """A socket of its own for another grader (a worker), to pass on as its
+        ``attached`` descriptor; its other end goes to the zygote."""
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        try:
+            socket.send_fds(self.sock, [json.dumps({"adopt": True}).encode()],
+                            [theirs.fileno()])
+        finally:
+            theirs.close()
+        return ours
+
+    def alive(self) -> bool:
+        if self.sock.fileno() < 0:
+            return False
+        return self.process is None or self.process.poll() is None
+
     def serves(self, plan: Any, preload: tuple[str, ...] = ()) -> bool:
         return (plan.level == "bubblewrap" and plan.identity is not None
-                and set(preload) <= set(self.preload) and self.process.poll() is None)
+                and set(preload) <= set(self.preload) and self.alive())
 
     def enter(self, holder: int, control: int, console: int, settings: dict[str, Any]) -> bool:
         """Fork a template into the sandbox ``holder`` holds; whether it went in."""
@@ -361,11 +392,15 @@ class Zygote:
         return False
 
     def close(self) -> None:
+        """Close our socket; the zygote we started ends with it (an attached one
+        goes on serving the others)."""
         self.sock.close()
-        if self.process.poll() is None:
-            self.process.kill()
-        self.process.wait()
-        shutil.rmtree(self.folder, ignore_errors=True)
+        if self.process is not None:
+            if self.process.poll() is None:
+                self.process.kill()
+            self.process.wait()
+        if self.folder is not None:
+            shutil.rmtree(self.folder, ignore_errors=True)
 
 
 STARTUP_SECONDS = 20.0   # the first request waits for its imports
