@@ -62,7 +62,7 @@ class Warm:
 
     def __init__(self, folder: RunFolder | None = None, zygote: Any = None,
                  replays: bool = False):
-        self.references: dict[tuple[str, str, int, str], Reference] = {}
+        self.references: dict[tuple, Reference] = {}   # by Exercise.copy_key
         self.stored: dict[Path, StoredAnswers | None] = {}   # per set: answers on disk
         # per set: finished hidden tests
         self.replays: dict[Path, pytest_checks.Replays] | None = {} if replays else None
@@ -75,11 +75,10 @@ class Warm:
             self.folder.close()
 
     def reference(self, exercise: Exercise, stored: "StoredAnswers | None" = None) -> Reference:
-        # the seed too: a Reference keeps its checks' calls and answers by check id
-        key = (exercise.set_id, exercise.id, exercise.seed, wire.dumps(exercise.params or {}))
-        if key not in self.references:
-            self.references[key] = Reference(exercise, stored)
-        return self.references[key]
+        # per copy (the seed too): a Reference keeps its checks' calls and answers by id
+        if exercise.copy_key not in self.references:
+            self.references[exercise.copy_key] = Reference(exercise, stored)
+        return self.references[exercise.copy_key]
 
     def stored_answers(self, exercise_set: ExerciseSet) -> "StoredAnswers | None":
         """The set's reference answers kept on disk (read once per Warm)."""

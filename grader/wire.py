@@ -151,7 +151,6 @@ class Lazy:
     """
 
     __slots__ = ("text", "_value")
-    sympy_tree = True   # what course.spec looks for (it does not import this module)
 
     def __init__(self, tree: Any):
         self.text = json.dumps(tree, separators=(",", ":"), ensure_ascii=True)

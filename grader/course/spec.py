@@ -5,6 +5,7 @@ point back to their spec by id.
 """
 
 import dataclasses
+import functools
 import hashlib
 from pathlib import Path
 from typing import Any
@@ -110,18 +111,29 @@ class Exercise:
     def module(self) -> str:
         return Path(self.file).stem
 
+    @functools.cached_property
+    def copy_key(self) -> tuple:
+        """Which copy of the exercise this is: its id, the seed its inputs were drawn
+        with, its numbers and its limits; what is kept between gradings (reference
+        answers, judged answers, replayed tests) is kept per copy."""
+        from .. import wire
+
+        return (self.set_id, self.id, self.seed, wire.dumps(self.params or {}),
+                repr(self.limits))
+
     @property
     def child_modules(self) -> tuple:
         """Modules the student's process should import before the student's module:
         sympy when the checks pass symbols."""
+        from .. import wire
+
         def has_sympy(value):
             if isinstance(value, (list, tuple)):
                 return any(map(has_sympy, value))
             if isinstance(value, dict):
                 return any(map(has_sympy, value.values()))
-            # a sympy object, or one the set cache keeps as its tree (wire.Lazy)
-            return getattr(value, "sympy_tree", False) is True or \
-                (type(value).__module__ or "").startswith("sympy")
+            # a sympy object, or one the set cache keeps as its tree
+            return type(value) is wire.Lazy or (type(value).__module__ or "").startswith("sympy")
 
         symbolic = any(has_sympy(c.args) or has_sympy(c.kwargs) for c in self.checks)
         return ("sympy",) if symbolic else ()

@@ -9,7 +9,6 @@ from collections.abc import Iterator, Sequence
 from fractions import Fraction
 from typing import Any
 
-from .. import wire
 from ..course.limits import Limits
 from ..course.spec import Check, Exercise, Misconception, Text
 from ..course.units import UnitError, parse_bytes, written_precision
@@ -147,14 +146,13 @@ def judge_bounded(jobs: Sequence[tuple], budget: float,
 
 
 def memo_key(check: Check, exercise: Exercise, outcome: CallOutcome) -> tuple | None:
-    """What judging an answer depends on: the check (its exercise's numbers, seed and
-    limits), the answer file as written, and what the call printed as the student
-    sees it; None for an outcome that is not an answer."""
+    """What judging an answer depends on: the check (of this copy of its exercise),
+    the answer file as written, and what the call printed as the student sees it;
+    None for an outcome that is not an answer."""
     if not outcome.ok or not outcome.answer_digest:
         return None
-    return (exercise.set_id, exercise.id, check.id, exercise.seed,
-            wire.dumps(exercise.params or {}), repr(exercise.limits), outcome.answer_digest,
-            outcome.output, outcome.output_dropped)
+    return (*exercise.copy_key, check.id, outcome.answer_digest, outcome.output,
+            outcome.output_dropped)
 
 
 def _judged(jobs, budget):

@@ -155,7 +155,7 @@ class Replays:
     def __init__(self):
         self.files: tuple | None = None
         self.order: list[str] | None = None
-        self.runs: dict[tuple[str, str], list[tuple[list[tuple[str, str]], dict]]] = {}
+        self.runs: dict[tuple[str, tuple], list[tuple[list[tuple[str, str]], dict]]] = {}
 
     def follow(self, by_file: Mapping[Path, Exercise]) -> "Replays":
         """These replays, for these test files as they are now: other files, or a
@@ -167,7 +167,7 @@ class Replays:
         return self
 
     def record(self, event: dict, exercise: Exercise, steps: list[tuple[str, str]]) -> None:
-        runs = self.runs.setdefault((str(event["test"]), _variant(exercise)), [])
+        runs = self.runs.setdefault((str(event["test"]), exercise.copy_key), [])
         if len(runs) < self.KEPT and all(kept != steps for kept, _ in runs):
             runs.append((list(steps), event))
 
@@ -177,7 +177,7 @@ class Replays:
         """The recorded event of the run whose calls this student's answers follow
         (the calls made here, in order, each added to ``made`` with its reply); None
         when none does."""
-        runs = self.runs.get((nodeid, _variant(exercise)), [])
+        runs = self.runs.get((nodeid, exercise.copy_key), [])
         step = 0
         while runs:
             ended = [event for steps, event in runs if len(steps) == step]
@@ -192,12 +192,6 @@ class Replays:
             runs = [(steps, event) for steps, event in runs if steps[step] == taken]
             step += 1
         return None
-
-
-def _variant(exercise):
-    """What a test's result may depend on besides its answers: the exercise's numbers
-    and limits."""
-    return wire.dumps(exercise.params or {}) + repr(exercise.limits)
 
 
 def _short_failure(excinfo, style=None):
@@ -374,8 +368,9 @@ class Session:
 
     def _take(self, event):
         if "call" in event:
-            reply = self._answered(event)
-            self.steps.append((_request_key(event), _answer_key(reply)))
+            key = _request_key(event)
+            reply = self._answered(event, key)
+            self.steps.append((key, _answer_key(reply)))
             event.reply(reply)
         if "course_error" in event:
             raise _course_error(event["course_error"])
@@ -391,11 +386,11 @@ class Session:
             if self.replays is not None and event["test"] == self.started and self.whole:
                 self.replays.record(event, self.exercise_of(event["test"]), self.steps)
 
-    def _answered(self, event):
+    def _answered(self, event, key):
         """The reply to a fork's call: the one a replay already got for the same call
         (the student's process is asked each call once, as in a grading alone), else
         the process's own."""
-        if self.answered and self.answered[0][0] == _request_key(event):
+        if self.answered and self.answered[0][0] == key:
             return self.answered.pop(0)[1]
         self.answered = []
         return _answer_call(event, self.processes)
