@@ -499,7 +499,7 @@ def zygote(control: socket.socket) -> None:
     on the socket they came on; and, from its starter, {"adopt": true} with one socket:
     another grader's (a class's workers share one zygote)."""
     _prctl(PR_SET_DUMPABLE, 0)
-    _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)   # it ends with its worker, however that ends
+    _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)   # it ends with its starter, however that ends
     # the templates it forks come back to it when their forker ends (not to the grader)
     _prctl(PR_SET_CHILD_SUBREAPER, 1)
     signal.signal(signal.SIGINT, signal.SIG_IGN)   # the worker's Ctrl-C is the worker's

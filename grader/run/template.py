@@ -296,9 +296,10 @@ def _holder_pid(info_fd: int, ready_fd: int, seconds: float) -> int | None:
 
 
 class Zygote:
-    """A grading worker's zygote: Python with numpy and sympy imported, outside any
-    sandbox, that forks each run's template into the run's own bubblewrap sandbox
-    (child_main.zygote).  A class's students then pay no Python start and no imports.
+    """A class's zygote (a worker's, or grade-all's for all its workers): Python with
+    numpy and sympy imported, outside any sandbox, that forks each run's template into
+    the run's own bubblewrap sandbox (child_main.zygote).  A class's students then pay
+    no Python start and no imports.
 
     Only as root with bubblewrap and a uid per run: entering another process's
     namespaces and switching uid needs root; elsewhere each run starts its own
@@ -323,8 +324,8 @@ class Zygote:
         settings.write_text(json.dumps({"library_paths": sandbox.library_paths(),
                                         "control_fd": theirs.fileno(),
                                         "preload": list(self.preload)}))
-        # its output goes to the worker's stderr (grade-all's worker-N.log); it removes
-        # its folder itself once it has read it, so a killed worker leaves none behind
+        # its output goes to its starter's stderr (a worker's: worker-N.log); it removes
+        # its folder itself once it has read it, so a killed starter leaves none behind
         self.process = subprocess.Popen(
             [sandbox.interpreter(), "-I", "-S", "-X", "utf8",
              str(self.folder / "_attn_grade_child.py"), "--zygote", "1",
