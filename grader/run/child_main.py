@@ -213,8 +213,9 @@ def _array_bytes(value: Any) -> int:
 def write_answer(workdir: str, rid: str, answer: dict[str, Any]) -> None:
     path = os.path.join(workdir, f"ans-{rid}.json")
     tmp = path + ".tmp"
+    text = json.dumps(answer, allow_nan=False)   # dumps: C-encoded, unlike dump
     with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(answer, f, allow_nan=False)
+        f.write(text)
     os.replace(tmp, path)
 
 
