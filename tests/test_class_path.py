@@ -18,7 +18,9 @@ import zipfile
 import pytest
 from conftest import DAY3_MAX, EXERCISES, ROOT, SOLUTIONS, run_cli
 
-from grader.instructor import batch
+from grader.course import loader
+from grader.course.spec import Course
+from grader.instructor import batch, gradebook
 from grader.instructor.uploads import SubmissionError, find_stub_files
 
 # ------------------------------------------------------------ the Gradescope bundle
@@ -253,7 +255,7 @@ def test_student_ids_cannot_be_spreadsheet_formulas(tmp_path):
     assert all(row["status"] == "empty" for row in rows.values())
 
 
-def test_a_resubmission_is_graded_again_and_an_unchanged_one_is_not(tmp_path):
+def test_a_resubmission_is_graded_again_and_an_unchanged_one_is_not(tmp_path, monkeypatch):
     submissions, out = tmp_path / "class", tmp_path / "out"
     ada = _solved(submissions / "ada")
     rows, _ = _grade_all(submissions, out, "--exercise", "temperature")
@@ -265,7 +267,12 @@ def test_a_resubmission_is_graded_again_and_an_unchanged_one_is_not(tmp_path):
     assert first and _doc(out, "ada")["extra_data"]["submission_hash"] != first
     stamp = (out / "results" / "ada.json").stat().st_mtime_ns
     (ada / "notes.txt").write_text("not graded, not a change\n")
-    _grade_all(submissions, out, "--exercise", "temperature")
+    # nothing to grade: no worker (nor zygote) is even started
+    monkeypatch.setattr(batch, "Pool", lambda *a, **k: pytest.fail("workers were started"))
+    course = Course(ROOT)
+    rows_again = gradebook.grade_all(course, loader.load_set(course, "day3"), submissions, out,
+                                     2, only={"temperature"})
+    assert [r["student"] for r in rows_again] == ["ada"]
     assert (out / "results" / "ada.json").stat().st_mtime_ns == stamp
 
 

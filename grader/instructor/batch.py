@@ -134,53 +134,93 @@ class Worker:
                 pass
 
 
-def run_in_workers(commands: Sequence[Sequence[str]], jobs: int,
-                   on_done: Callable[[int, RunOutput], object] | None = None,
-                   timeout: float = 3600, cwd: str | Path | None = None) -> list[RunOutput]:
-    """Run ``attn-grade`` command lines (without the program) in ``jobs`` workers.
+class Pool:
+    """``jobs`` workers (and, as root with bubblewrap, their shared zygote), started at
+    once: their start-up (a Python, the grader's imports, the zygote's numpy and sympy)
+    runs on the other core while the caller prepares the class.  Close it."""
 
-    Results in order, each (exit code, parsed JSON document or None, stderr);
-    ``on_done(i, result)`` as each finishes.  Give a ``cwd`` the caller trusts.
-    """
-    pending: queue.SimpleQueue[int] = queue.SimpleQueue()
-    for i in range(len(commands)):
-        pending.put(i)
-    results: dict[int, RunOutput] = {}
-    lock = threading.Lock()
-    count = max(1, min(jobs, len(commands)))
-    zygote = _shared_zygote(count)
-
-    def work(n):
-        log = Path(cwd or ".") / f"worker-{n}.log"
-        worker = None
+    def __init__(self, jobs: int, cwd: str | Path | None = None):
+        self.cwd = cwd
+        self.zygote = _shared_zygote(jobs)
+        self.workers: list[Worker | None] = []
         try:
+            for n in range(max(1, jobs)):
+                self.workers.append(Worker(cwd, self._log(n), self.zygote))
+        except BaseException:
+            self.close(graceful=False)
+            raise
+
+    def _log(self, n: int) -> Path:
+        return Path(self.cwd or ".") / f"worker-{n}.log"
+
+    def run(self, commands: Sequence[Sequence[str]],
+            on_done: Callable[[int, RunOutput], object] | None = None,
+            timeout: float = 3600) -> list[RunOutput]:
+        """Run ``attn-grade`` command lines (without the program) in the workers.
+
+        Results in order, each (exit code, parsed JSON document or None, stderr);
+        ``on_done(i, result)`` as each finishes.  A worker that died is replaced.
+        """
+        pending: queue.SimpleQueue[int] = queue.SimpleQueue()
+        for i in range(len(commands)):
+            pending.put(i)
+        results: dict[int, RunOutput] = {}
+        lock = threading.Lock()
+
+        def work(n):
             while True:
                 try:
                     i = pending.get_nowait()
                 except queue.Empty:
                     return
+                worker = self.workers[n]
                 if worker is None or not worker.alive():
                     with lock:   # one adoption at a time on the zygote's socket
-                        worker = Worker(cwd, log, zygote)
+                        if worker is not None:
+                            worker.stop(graceful=False)
+                        worker = self.workers[n] = Worker(self.cwd, self._log(n), self.zygote)
                 result = worker.grade(commands[i], timeout)
                 with lock:
                     results[i] = result
                     if on_done:
                         on_done(i, result)
-        finally:
-            if worker is not None:
-                worker.stop()
 
-    threads = [threading.Thread(target=work, args=(n,)) for n in range(count)]
-    try:
+        threads = [threading.Thread(target=work, args=(n,))
+                   for n in range(min(len(self.workers), len(commands)))]
         for thread in threads:
             thread.start()
         for thread in threads:
             thread.join()
-    finally:
-        if zygote is not None:
-            zygote.close()
-    return [results[i] for i in range(len(commands))]
+        return [results[i] for i in range(len(commands))]
+
+    def close(self, graceful: bool = True) -> None:
+        """Stop the workers (each closes its own folders), then the zygote."""
+        try:
+            for worker in self.workers:
+                if worker is not None:
+                    worker.stop(graceful)
+        finally:
+            self.workers = []
+            if self.zygote is not None:
+                self.zygote.close()
+                self.zygote = None
+
+    def __enter__(self) -> "Pool":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def run_in_workers(commands: Sequence[Sequence[str]], jobs: int,
+                   on_done: Callable[[int, RunOutput], object] | None = None,
+                   timeout: float = 3600, cwd: str | Path | None = None) -> list[RunOutput]:
+    """``Pool(...).run(...)`` with no more workers than commands.  Give a ``cwd``
+    the caller trusts."""
+    if not commands:
+        return []
+    with Pool(min(jobs, len(commands)), cwd) as pool:
+        return pool.run(commands, on_done, timeout)
 
 
 def _shared_zygote(workers: int) -> Any:

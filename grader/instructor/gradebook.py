@@ -8,6 +8,7 @@ hash of those files is kept in the result, so a re-run grades again exactly the
 students whose files changed.
 """
 
+import contextlib
 import csv
 import dataclasses
 import hashlib
@@ -139,13 +140,17 @@ def grade_all(course: Course, exercise_set: ExerciseSet, submissions_dir: str | 
     results_dir = Path(out_dir) / "results"
     results_dir.mkdir(parents=True, exist_ok=True)
     students = find_submissions(submissions_dir)
-    with tempfile.TemporaryDirectory(prefix="attn-grade-class-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="attn-grade-class-") as tmp, \
+            contextlib.ExitStack() as stack:
         os.chmod(tmp, 0o711)    # children running as 'nobody' reach their own copy only
-        commands = []
-        for submission in students:
+        commands, pool = [], None
+        for n, submission in enumerate(students):
             doc, folder, digest = _prepare(submission, exercise_set, exercises, tmp)
             path = results_dir / f"{submission.key}.json"
             if folder is not None and (force or not _unchanged(path, digest, exercises)):
+                if pool is None:   # the first to grade: the workers start while we prepare
+                    pool = stack.enter_context(
+                        batch.Pool(min(jobs, len(students) - n), cwd=tmp))
                 commands.append((submission, digest, batch.grade_command(
                     exercise_set.id, folder, course.root, "--student", submission.student,
                     *extra_args)))
@@ -161,7 +166,8 @@ def grade_all(course: Course, exercise_set: ExerciseSet, submissions_dir: str | 
                         _stamped(doc, submission, digest))
             progress and progress(submission.student)
 
-        batch.run_in_workers([argv for _, _, argv in commands], jobs, on_done=done, cwd=tmp)
+        if pool is not None:
+            pool.run([argv for _, _, argv in commands], on_done=done)
     max_score = round(sum(e.points for e in exercises), 4)
     rows = [_row(s.student, results_dir / f"{s.key}.json", max_score) for s in students]
     _write_csv(Path(out_dir) / "gradebook.csv", rows)
