@@ -6,6 +6,7 @@ system Python once (conftest.system_venv) so that uid can start Python.
 
 import os
 import shutil
+import signal
 import sys
 import tempfile
 from pathlib import Path
@@ -201,6 +202,31 @@ def test_uid_is_released_and_reclaimable(tmp_path):
         for identity in again:
             identity.release()
     assert uid >= sandbox.UID_BASE
+
+
+@ROOT_ONLY
+def test_a_released_uid_is_kept_clean_and_locked_for_this_processs_next_run(monkeypatch):
+    """A worker's next student gets the uid its last one had: emptied at the release,
+    and never unlocked in between, so no other grader ran anything as it."""
+    import fcntl
+    import subprocess
+
+    monkeypatch.setattr(sandbox, "_CLEAN", [])
+    first = sandbox.claim_identity()
+    stray = subprocess.Popen(["sleep", "60"], user=first.uid, group=first.gid)
+    first.release()
+    assert stray.wait(timeout=5) == -signal.SIGKILL
+    lock = os.open(os.path.join(sandbox._lock_dir(), f"{first.uid}.lock"), os.O_RDWR)
+    try:
+        with pytest.raises(BlockingIOError):
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    finally:
+        os.close(lock)
+    again = sandbox.claim_identity()
+    try:
+        assert again.uid == first.uid
+    finally:
+        again.release()
 
 
 # ------------------------------------------------------------ solutions and requirements
@@ -421,11 +447,13 @@ def test_copies_keep_the_course_layout_a_reference_relies_on():
 
 
 @ROOT_ONLY
-def test_a_reused_uid_finds_nothing_of_a_grader_that_died(tmp_path, reachable_python):
+def test_a_reused_uid_finds_nothing_of_a_grader_that_died(tmp_path, reachable_python,
+                                                           monkeypatch):
     """A grader killed mid-run leaves its run folder and processes; the next claim of
     that uid removes both before any new student code runs as it."""
     import subprocess
 
+    monkeypatch.setattr(sandbox, "_CLEAN", [])   # none kept clean by this process's runs
     folder = RunFolder(sandbox.plan("process"))
     uid = folder.identity.uid
     process = StudentProcess(folder, _student(tmp_path, "who", WHO), "who", Limits(), "process")

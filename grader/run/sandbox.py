@@ -184,13 +184,19 @@ class Identity:
     lock_fd: int = -1
 
     def release(self) -> None:
-        """Kill what still runs as this uid, delete its scratch files, free the uid."""
+        """Kill what still runs as this uid and delete its scratch files; the uid stays
+        locked, clean, for this process's next run (a worker's next student)."""
         if self.lock_fd < 0:
             return
         kill_processes_of(self.uid)
         remove_scratch_files_of(self.uid)
-        os.close(self.lock_fd)
+        _CLEAN.append(Identity(self.uid, self.gid, self.lock_fd))
         self.lock_fd = -1
+
+
+# Identities this process released: cleaned then, and locked ever since, so no one else
+# ran as them; the next claim takes one without cleaning it again.
+_CLEAN: list[Identity] = []
 
 
 @dataclasses.dataclass
@@ -316,7 +322,10 @@ def solutions_readable(solutions_dir: str | Path | None) -> bool:
 
 
 def claim_identity() -> Identity:
-    """A uid/gid (UID_BASE + n) no other grading run holds, locked until released."""
+    """A uid/gid (UID_BASE + n) no other grading run holds, locked (until this process
+    ends: a released one is kept clean for the next claim)."""
+    if _CLEAN:
+        return _CLEAN.pop()
     lock_dir = _lock_dir()
     for uid in range(UID_BASE, UID_BASE + UID_COUNT):   # the lowest free: few lock files
         if _named(uid):
