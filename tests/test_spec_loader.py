@@ -1,9 +1,12 @@
 """The spec loader: the bundled course loads; broken files get path, line, hint."""
 
 
+import os
+
 import pytest
 from conftest import GOOD, ROOT, make_course
 
+from grader.course import cache
 from grader.course import loader as spec_loader
 from grader.course.spec import Course
 from grader.errors import CourseError
@@ -107,3 +110,36 @@ def test_course_is_found_from_a_subfolder(tmp_path):
     assert spec_loader.find_course(deep).root == tmp_path.resolve()
     with pytest.raises(CourseError, match="no course found"):
         spec_loader.find_course(tmp_path.parent)
+
+
+def _age(folder, seconds):
+    """Date every file under ``folder`` ``seconds`` back (past the cache's racy window)."""
+    for path in folder.rglob("*"):
+        stamp = path.stat().st_mtime - seconds
+        os.utime(path, (stamp, stamp))
+
+
+def test_a_process_loads_an_unchanged_set_once_and_sees_any_edit(tmp_path, monkeypatch):
+    """A worker or watch loop reloads the set for every grading: an unchanged one costs
+    no file read, hash or unpickle; an edit, even of the same size, is a new load."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.delenv(cache.ENV_SWITCH, raising=False)
+    make_course(tmp_path / "course", GOOD.replace("points: 2", "points: 3"))
+    course = Course(tmp_path / "course")
+    _age(course.root, 60)
+    first = spec_loader.load_set(course, "demo").exercises[0]
+    second = spec_loader.load_set(course, "demo").exercises[0]   # read from the cache
+    monkeypatch.setattr(cache, "_key", lambda *a: pytest.fail("hashed the files again"))
+    monkeypatch.setattr(cache, "read", lambda *a: pytest.fail("read the entry again"))
+    assert spec_loader.load_set(course, "demo").exercises[0] is second
+    assert second.points == first.points == 3
+    monkeypatch.undo()
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    yaml_file = course.root / "exercises" / "demo" / "demo.yaml"
+    yaml_file.write_text(yaml_file.read_text().replace("points: 3", "points: 4"))
+    assert spec_loader.load_set(course, "demo").exercises[0].points == 4
+    # rewritten within the clock's grain: same size, same mtime, same inode
+    stamp = yaml_file.stat().st_mtime_ns
+    yaml_file.write_text(yaml_file.read_text().replace("points: 4", "points: 5"))
+    os.utime(yaml_file, ns=(stamp, stamp))
+    assert spec_loader.load_set(course, "demo").exercises[0].points == 5

@@ -24,10 +24,12 @@ import pickle
 import stat
 import sys
 import tempfile
+import time
 from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any
 
+RACY_NS = 2_000_000_000
 SKIPPED_FOLDERS = {"__pycache__", ".attn-grade", ".ipynb_checkpoints"}
 ENV_SWITCH = "ATTN_GRADE_SPEC_CACHE"   # "off": always parse
 
@@ -37,8 +39,39 @@ def folder() -> Path:
     return Path(base) / "attn-grade" / "specs"
 
 
+# This process's keys, by the stamps (size, mtime, inode) of the files hashed into them,
+# and the entries it read, unpickled: a worker's, watch's or dev check's next load of
+# an unchanged set reads and hashes no file and unpickles nothing.
+_KEYS: dict[tuple, tuple[tuple, str]] = {}
+_LOADED: dict[str, dict[str, Any]] = {}      # by the entry's path
+_EXERCISES: dict[tuple[str, str], Any] = {}   # (the entry's path, exercise id) -> Exercise
+
+
 def key(course_root: Path, set_id: str, seed_offset: int) -> str:
     """The hash that names the cache entry of one loaded set."""
+    asked = (str(course_root), set_id, seed_offset)
+    stamps = _stamps(course_root, set_id)
+    known = _KEYS.get(asked)
+    if known is not None and known[0] == stamps:
+        return known[1]
+    found = _key(course_root, set_id, seed_offset)
+    # a file written in the last seconds may be written again with the same size and
+    # mtime (the clock's grain): such stamps prove nothing yet (git's "racy" files)
+    if all(mtime < time.time_ns() - RACY_NS for _, _, mtime, _ in stamps):
+        _KEYS[asked] = (stamps, found)
+    return found
+
+
+def _stamps(course_root: Path, set_id: str) -> tuple:
+    found = []
+    for top in (course_root / "exercises" / set_id, course_root / "solutions" / set_id):
+        for path in _files(top):
+            info = path.stat()
+            found.append((str(path), info.st_size, info.st_mtime_ns, info.st_ino))
+    return tuple(found)
+
+
+def _key(course_root: Path, set_id: str, seed_offset: int) -> str:
     from .. import __version__
 
     digest = hashlib.sha256()
@@ -147,17 +180,26 @@ def cached(course_root: Path, set_id: str, seed_offset: int,
     if os.environ.get(ENV_SWITCH) == "off":
         return _only(load(), only)
     name = key(course_root, set_id, seed_offset)
-    entry = read(name)
+    where = str(folder() / name)   # the memory mirrors that file
+    entry = _LOADED.get(where) or read(name)
     if entry is None:
         loaded = load()
         write(name, {"set": dataclasses.replace(loaded, exercises=()),
                      "exercises": [(e.id, _dumps(e)) for e in loaded.exercises],
                      "modules": {e.id: e.child_modules for e in loaded.exercises}})
         return _only(loaded, only)
-    exercises = tuple(pickle.loads(blob) for ex_id, blob in entry["exercises"]
+    _LOADED[where] = entry
+    exercises = tuple(_exercise(where, ex_id, blob) for ex_id, blob in entry["exercises"]
                       if only is None or ex_id in only)
     return (dataclasses.replace(entry["set"], exercises=exercises),
             [ex_id for ex_id, _ in entry["exercises"]])
+
+
+def _exercise(where: str, ex_id: str, blob: bytes) -> Any:
+    """One exercise of an entry, unpickled once per process (an Exercise is frozen)."""
+    if (where, ex_id) not in _EXERCISES:
+        _EXERCISES[where, ex_id] = pickle.loads(blob)
+    return _EXERCISES[where, ex_id]
 
 
 def _dumps(exercise: Any) -> bytes:
