@@ -108,14 +108,16 @@ class Template:
                                own) + ["--settings", str(path)]
         self._launch(argv, own, console, (theirs.fileno(),))
 
-    def _launch(self, argv: list[str], own: Limits, console: IO[bytes],
+    def _launch(self, argv: list[str], own: Limits | None, console: IO[bytes],
                 fds: tuple[int, ...]) -> None:
-        """The template's (or its holder's) sandbox process, with the template's own
-        limits (no CPU limit), in the run's work folder."""
+        """The template's sandbox process, with the template's own limits (no CPU
+        limit), in the run's work folder; or (``own`` None) a holder's, which runs no
+        student code and so needs none: without a function to run before exec,
+        Python starts it with vfork, not a copy of this process."""
         folder = self.folder
         self.process = Child.start(
             argv, folder.work, console, sandbox.child_env(str(folder.work)),
-            sandbox.preexec(folder.plan, own, cpu=False), fds,
+            None if own is None else sandbox.preexec(folder.plan, own, cpu=False), fds,
             folder.plan.level, self.limits, folder.reaper)
 
     def _enter(self, zygote: "Zygote", own: Limits, theirs: socket.socket,
@@ -128,7 +130,7 @@ class Template:
         try:
             argv = sandbox.holder_command(folder.plan, str(folder.work), str(folder.files),
                                           str(folder.runtime), own, info_w, ready_w)
-            self._launch(argv, own, console, (info_w, ready_w))
+            self._launch(argv, None, console, (info_w, ready_w))
             os.close(info_w)
             os.close(ready_w)
             info_w = ready_w = -1
