@@ -8,7 +8,6 @@ of the folder (a link the child plants is refused).  It also keeps the
 folder under its disk cap.
 """
 
-import dataclasses
 import enum
 import hashlib
 import json
@@ -129,8 +128,7 @@ class Channel:
         name = f"ans-{rid}.json"
         try:
             text = self.read_private(name, limit)
-            return dataclasses.replace(outcome_from_answer(json.loads(text)),
-                                       answer_digest=hashlib.sha256(text).hexdigest())
+            return outcome_from_answer(json.loads(text), hashlib.sha256(text).hexdigest())
         except OverflowError:
             return CallOutcome(Status.TOO_LARGE, detail="answer file over the size cap")
         except (OSError, ValueError, RecursionError, TypeError, wire.WireError) as exc:
@@ -149,14 +147,21 @@ class Channel:
         its last ``limit`` bytes.
         """
         fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=self._dir_fd)
-        with os.fdopen(fd, "rb") as f:
-            info = os.fstat(f.fileno())
+        try:
+            info = os.fstat(fd)
             if not stat.S_ISREG(info.st_mode):
                 raise OSError("not a regular file")
             if info.st_size > limit and not tail:
                 raise OverflowError(info.st_size)
-            f.seek(max(0, info.st_size - limit) if tail else 0)
-            return f.read(limit)
+            if tail:
+                os.lseek(fd, max(0, info.st_size - limit), os.SEEK_SET)
+            chunks, left = [], limit
+            while left > 0 and (chunk := os.read(fd, left)):   # at most limit, if it grows
+                chunks.append(chunk)
+                left -= len(chunk)
+            return b"".join(chunks)
+        finally:
+            os.close(fd)
 
     def console_tail(self, limit: int = 4000) -> str:
         """The end of what the child printed outside calls (for a crash's report)."""

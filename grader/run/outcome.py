@@ -126,15 +126,17 @@ class CallOutcome:
         return self.status is Status.OK
 
 
-def outcome_from_answer(raw: Any) -> CallOutcome:
-    """Validate an answer file's fields; only known fields and types pass."""
+def outcome_from_answer(raw: Any, answer_digest: str = "") -> CallOutcome:
+    """Validate an answer file's fields; only known fields and types pass.
+    ``answer_digest``: the file's hash (see CallOutcome)."""
     if type(raw) is not dict or raw.get("status") not in ANSWER_STATUSES:
         raise wire.WireError("answer has no valid status")
     output, dropped = raw.get("output"), raw.get("output_dropped")
     output = output if type(output) is str else ""
     dropped = dropped if type(dropped) is int else 0
     status = Status(raw["status"])
-    common: dict[str, Any] = {"output": output[:100_000], "output_dropped": dropped}
+    common: dict[str, Any] = {"output": output[:100_000], "output_dropped": dropped,
+                              "answer_digest": answer_digest}
     if status is Status.OK:
         digest = raw.get("inputs_digest")
         return CallOutcome(status, value=wire.decode(raw.get("value"), lazy=True),
