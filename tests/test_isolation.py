@@ -222,6 +222,23 @@ def test_a_released_uid_is_kept_clean_and_locked_for_this_processs_next_run(monk
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     finally:
         os.close(lock)
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:   # a fork claims while its parent keeps the released uid
+        code = 1
+        try:
+            os.close(read)
+            mine = sandbox.claim_identity()
+            os.write(write, str(mine.uid).encode())
+            mine.release()
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(write)
+    with os.fdopen(read) as f:
+        forks_uid = int(f.read())
+    assert os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0
+    assert forks_uid != first.uid
     again = sandbox.claim_identity()
     try:
         assert again.uid == first.uid

@@ -195,8 +195,10 @@ class Identity:
 
 
 # Identities this process released: cleaned then, and locked ever since, so no one else
-# ran as them; the next claim takes one without cleaning it again.
+# ran as them; the next claim takes one without cleaning it again.  A fork starts with
+# none: its parent's are still its parent's (two forks of dev check run side by side).
 _CLEAN: list[Identity] = []
+os.register_at_fork(after_in_child=lambda: _CLEAN.clear())
 
 
 @dataclasses.dataclass
