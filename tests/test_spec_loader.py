@@ -2,6 +2,8 @@
 
 
 import os
+import time
+import types
 
 import pytest
 from conftest import GOOD, ROOT, make_course
@@ -112,11 +114,12 @@ def test_course_is_found_from_a_subfolder(tmp_path):
         spec_loader.find_course(tmp_path.parent)
 
 
-def _age(folder, seconds):
-    """Date every file under ``folder`` ``seconds`` back (past the cache's racy window)."""
-    for path in folder.rglob("*"):
-        stamp = path.stat().st_mtime - seconds
-        os.utime(path, (stamp, stamp))
+def _later(monkeypatch, seconds):
+    """The cache's clock ``seconds`` ahead: every file is past its racy window (a file's
+    ctime, which says when it last changed, cannot be dated back)."""
+    real = time.time_ns
+    monkeypatch.setattr(cache, "time", types.SimpleNamespace(
+        time_ns=lambda: real() + seconds * 1_000_000_000))
 
 
 def test_a_process_loads_an_unchanged_set_once_and_sees_any_edit(tmp_path, monkeypatch):
@@ -126,7 +129,7 @@ def test_a_process_loads_an_unchanged_set_once_and_sees_any_edit(tmp_path, monke
     monkeypatch.delenv(cache.ENV_SWITCH, raising=False)
     make_course(tmp_path / "course", GOOD.replace("points: 2", "points: 3"))
     course = Course(tmp_path / "course")
-    _age(course.root, 60)
+    _later(monkeypatch, 60)
     first = spec_loader.load_set(course, "demo").exercises[0]
     second = spec_loader.load_set(course, "demo").exercises[0]   # read from the cache
     monkeypatch.setattr(cache, "_key", lambda *a: pytest.fail("hashed the files again"))
@@ -143,3 +146,31 @@ def test_a_process_loads_an_unchanged_set_once_and_sees_any_edit(tmp_path, monke
     yaml_file.write_text(yaml_file.read_text().replace("points: 4", "points: 5"))
     os.utime(yaml_file, ns=(stamp, stamp))
     assert spec_loader.load_set(course, "demo").exercises[0].points == 5
+
+
+def test_a_set_rewritten_in_place_and_dated_back_is_loaded_again(tmp_path, monkeypatch):
+    """cp -p, touch -r, tar or unzip of a bundle with fixed dates: same size, same inode,
+    the old mtime; only the ctime tells that the file changed."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.delenv(cache.ENV_SWITCH, raising=False)
+    make_course(tmp_path / "course", GOOD.replace("points: 2", "points: 3"))
+    course = Course(tmp_path / "course")
+    _later(monkeypatch, 60)
+    assert spec_loader.load_set(course, "demo").exercises[0].points == 3
+    yaml_file = course.root / "exercises" / "demo" / "demo.yaml"
+    before = yaml_file.stat()
+    yaml_file.write_text(yaml_file.read_text().replace("points: 3", "points: 7"))
+    os.utime(yaml_file, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert yaml_file.stat().st_ino == before.st_ino
+    assert spec_loader.load_set(course, "demo").exercises[0].points == 7
+
+
+def test_a_dangling_link_named_py_does_not_stop_a_load(tmp_path, monkeypatch):
+    """Only a Python file's name is in the key: a link to nothing (an editor's, a file
+    removed while the set loads) is no reason to fail."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.delenv(cache.ENV_SWITCH, raising=False)
+    make_course(tmp_path / "course", GOOD)
+    course = Course(tmp_path / "course")
+    (course.root / "exercises" / "demo" / "scratch.py").symlink_to(tmp_path / "gone.py")
+    assert spec_loader.load_set(course, "demo").exercises[0].id == "demo"

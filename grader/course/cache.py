@@ -39,7 +39,7 @@ def folder() -> Path:
     return Path(base) / "attn-grade" / "specs"
 
 
-# This process's keys, by the stamps (size, mtime, inode) of the files hashed into them,
+# This process's keys, by the stamps (size, mtime, ctime, inode) of the files hashed into them,
 # and the entries it read, unpickled: a worker's, watch's or dev check's next load of
 # an unchanged set reads and hashes no file and unpickles nothing.
 _KEYS: dict[tuple, tuple[tuple, str]] = {}
@@ -52,22 +52,30 @@ def key(course_root: Path, set_id: str, seed_offset: int) -> str:
     asked = (str(course_root), set_id, seed_offset)
     stamps = _stamps(course_root, set_id)
     known = _KEYS.get(asked)
-    if known is not None and known[0] == stamps:
+    if stamps is not None and known is not None and known[0] == stamps:
         return known[1]
     found = _key(course_root, set_id, seed_offset)
-    # a file written in the last seconds may be written again with the same size and
-    # mtime (the clock's grain): such stamps prove nothing yet (git's "racy" files)
-    if all(mtime < time.time_ns() - RACY_NS for _, _, mtime, _ in stamps):
+    # a file changed in the last seconds may change again with the same stamps (the
+    # clock's grain): such stamps prove nothing yet (git's "racy" files).  Its ctime
+    # says when, not its mtime: cp -p, tar or unzip write a file and date it back.
+    if stamps is not None and all(ctime < time.time_ns() - RACY_NS
+                                  for *_, ctime, _ in stamps):
         _KEYS[asked] = (stamps, found)
     return found
 
 
-def _stamps(course_root: Path, set_id: str) -> tuple:
+def _stamps(course_root: Path, set_id: str) -> tuple | None:
+    """Each file's path, size, mtime, ctime and inode; None if one cannot be read (a
+    dangling link named *.py, whose name alone is hashed; a file gone meanwhile)."""
     found = []
     for top in (course_root / "exercises" / set_id, course_root / "solutions" / set_id):
         for path in _files(top):
-            info = path.stat()
-            found.append((str(path), info.st_size, info.st_mtime_ns, info.st_ino))
+            try:
+                info = path.stat()
+            except OSError:
+                return None
+            found.append((str(path), info.st_size, info.st_mtime_ns, info.st_ctime_ns,
+                          info.st_ino))
     return tuple(found)
 
 
