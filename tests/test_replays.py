@@ -228,3 +228,28 @@ def test_what_a_call_printed_is_part_of_an_answer_judged_before(tmp_path, judgin
     results = _yaml_results(noisy, warm, only=("growth",))
     printed = {out for passed, _, _, out in results.values() if not passed}
     assert any("mine" in out for out in printed) and judging_forks[1] > 0
+
+
+def test_a_course_updated_under_a_warm_process_is_judged_by_its_new_files(tmp_path,
+                                                                          monkeypatch):
+    """A watch loop or worker keeps reference and judged answers per copy of an exercise;
+    a course pulled while it runs (a check's comparison changed) is another copy."""
+    from conftest import GOOD, make_course
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    make_course(tmp_path / "course", GOOD)
+    course = Course(tmp_path / "course")
+    student = tmp_path / "student"
+    student.mkdir()
+    (student / "demo.py").write_text("def double(x):\n    return 2 * x + 1e-9\n")
+    warm = Warm(replays=True)
+
+    def passed():
+        run = grade_set(loader.load_set(course, "demo"), student, "none", warm=warm)
+        return [c.passed for e in run.exercises for c in e.checks]
+
+    assert passed() == [False]   # exact
+    spec = course.root / "exercises" / "demo" / "demo.yaml"
+    spec.write_text(spec.read_text().replace("compare: exact",
+                                             "compare: {kind: number, rtol: 1.0e-6}"))
+    assert passed() == [True], "the same answer judged again by the old comparison"

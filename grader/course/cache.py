@@ -185,13 +185,13 @@ def cached(course_root: Path, set_id: str, seed_offset: int,
            load: Callable[[], Any], only: Collection[str] | None) -> tuple[Any, list[str]]:
     """(the set ``load()`` would give, the ids of all its exercises), from the
     cache when it can be.  ``only``: the exercises to keep (and unpickle)."""
-    if os.environ.get(ENV_SWITCH) == "off":
-        return _only(load(), only)
     name = key(course_root, set_id, seed_offset)
+    if os.environ.get(ENV_SWITCH) == "off":
+        return _only(_sourced(load(), name), only)
     where = str(folder() / name)   # the memory mirrors that file
     entry = _LOADED.get(where) or read(name)
     if entry is None:
-        loaded = load()
+        loaded = _sourced(load(), name)
         write(name, {"set": dataclasses.replace(loaded, exercises=()),
                      "exercises": [(e.id, _dumps(e)) for e in loaded.exercises],
                      "modules": {e.id: e.child_modules for e in loaded.exercises}})
@@ -201,6 +201,12 @@ def cached(course_root: Path, set_id: str, seed_offset: int,
                       if only is None or ex_id in only)
     return (dataclasses.replace(entry["set"], exercises=exercises),
             [ex_id for ex_id, _ in entry["exercises"]])
+
+
+def _sourced(loaded: Any, name: str) -> Any:
+    """The set with each exercise marked by the key of the files it came from."""
+    return dataclasses.replace(loaded, exercises=tuple(
+        dataclasses.replace(e, source=name) for e in loaded.exercises))
 
 
 def _exercise(where: str, ex_id: str, blob: bytes) -> Any:

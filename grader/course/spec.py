@@ -106,6 +106,7 @@ class Exercise:
     variants: tuple = ()       # per-student numbers (dicts); the first is the notes' own
     variant: int = 0           # which of them this copy of the spec stands for
     seed: int = 0              # the seed offset its inputs were drawn with (dev check's seeds)
+    source: str = ""           # the hash of its set's YAML and data files when loaded
 
     @property
     def module(self) -> str:
@@ -114,14 +115,15 @@ class Exercise:
     @functools.cached_property
     def copy_key(self) -> tuple:
         """Which copy of the exercise this is: its id, the seed its inputs were drawn
-        with, its numbers and its limits; what is kept between gradings (reference
-        answers, judged answers, replayed tests) is kept per copy."""
+        with, its numbers, its limits and the files it was loaded from; what is kept
+        between gradings (reference answers, judged answers, replayed tests) is kept
+        per copy, so a course updated under a watch loop is not judged by the old one."""
         from .. import wire
 
         return (self.set_id, self.id, self.seed, wire.dumps(self.params or {}),
-                repr(self.limits))
+                repr(self.limits), self.source)
 
-    @property
+    @functools.cached_property
     def child_modules(self) -> tuple:
         """Modules the student's process should import before the student's module:
         sympy when the checks pass symbols."""
