@@ -297,6 +297,12 @@ def grade_worker() -> None:
             warm.zygote.close()
 
 
+def serve_as_worker() -> None:
+    """``attn-grade grade-worker`` in this process: what a worker forked from grade-all
+    runs (instructor.forked_worker)."""
+    main.main(args=["grade-worker"], prog_name="attn-grade")
+
+
 def _zygote():
     """The zygote grade-all shares among its workers (a descriptor it passed), or one
     of this worker's own, started before any course is loaded so that its imports
@@ -630,7 +636,7 @@ def grade_all_command(set_id: str, submissions: str, out_dir: str, jobs: int, fo
     spec_loader.check_ids(set_id, [e.id for e in exercise_set.exercises], exercises)
     with _progress(submissions) as tick:
         rows = grade_all(course, exercise_set, submissions, out_dir, jobs, extra, force,
-                         tick, set(exercises))
+                         tick, set(exercises), serve=serve_as_worker)
     problems = {status: sum(1 for r in rows if r["status"] == status)
                 for status in ("error", "empty")}
     click.echo(f"graded {len(rows)} submission(s) into {Path(out_dir) / 'gradebook.csv'}"

@@ -228,6 +228,62 @@ def test_a_student_folder_named_grader_is_never_imported(tmp_path):
     assert "" not in path and str(submissions) not in path
 
 
+def test_workers_forked_in_a_class_folder_never_import_from_it(tmp_path):
+    """grade-all run as ``python -m grader`` from inside the class folder has that folder
+    on its path; its workers are forks of it, and what they import later (sympy, to judge
+    a wrong formula) comes from the installed libraries, never from a student's folder."""
+    submissions, out, marker = tmp_path / "class", tmp_path / "out", tmp_path / "PWNED"
+    (submissions / "sympy").mkdir(parents=True)
+    (submissions / "sympy" / "__init__.py").write_text(
+        f"open({str(marker)!r}, 'w').write('imported')\n")
+    (submissions / "ada").mkdir()
+    (submissions / "ada" / "growth.py").write_text(
+        "def attention_matrix_cells(n):\n    return n * n + 1\n\n\n"
+        "def growth_factor(n_from, n_to):\n    return (n_to / n_from) ** 2\n")
+    # the class folder first on the path, as ``python -m`` puts the current folder
+    parent = [sys.executable, "-c", "import os, sys; "
+              f"sys.path[:0] = [os.getcwd(), {str(ROOT)!r}]; "
+              "from grader.cli import main; main(prog_name='attn-grade')"]
+    rows, _ = _grade_all(submissions, out, "--exercise", "growth", cwd=submissions,
+                         argv=parent)
+    assert not marker.exists(), "the student's sympy/ was imported"
+    assert rows["ada"]["status"] == "graded"
+    assert 0 < float(rows["ada"]["score"]) < float(rows["ada"]["max_score"])
+    assert rows["sympy"]["status"] == "empty"
+
+
+def test_forked_workers_hold_no_descriptor_of_another_and_stop_cleanly(tmp_path):
+    """A worker forked from grade-all keeps its own pipes only: one that held another
+    worker's stdin would keep that worker from ever seeing the end of its input."""
+    script = f"""
+import json, os, sys
+sys.path.insert(0, {str(ROOT)!r})
+from grader.cli import serve_as_worker
+from grader.instructor import batch, forked_worker
+assert forked_worker.possible()
+pool = batch.Pool(2, {str(tmp_path)!r}, serve_as_worker)
+for worker in pool.workers:
+    assert worker.grade(["--version"], 60)[0] == 0   # running: its descriptors are closed
+held = {{w.proc.pid: [os.readlink(f"/proc/{{w.proc.pid}}/fd/{{fd}}")
+                      for fd in os.listdir(f"/proc/{{w.proc.pid}}/fd")] for w in pool.workers}}
+ends = [os.readlink(f"/proc/self/fd/{{f.fileno()}}")
+        for w in pool.workers for f in (w.stdin, w.stdout)]
+procs = [w.proc for w in pool.workers]
+pool.close()
+print(json.dumps({{"held": held, "ends": ends, "codes": [p.returncode for p in procs],
+                  "forked": [type(p).__name__ for p in procs]}}))
+"""
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    found = json.loads(proc.stdout)
+    assert found["forked"] == ["ForkedProcess", "ForkedProcess"]
+    assert found["codes"] == [0, 0]   # each ended at the end of its input, not killed
+    for n, held in enumerate(found["held"].values()):
+        others = found["ends"][:2 * n] + found["ends"][2 * n + 2:]
+        assert not set(held) & set(others), held
+
+
 def test_a_folder_and_a_zip_of_one_name_are_an_error_row_naming_both(tmp_path):
     submissions, out = tmp_path / "class", tmp_path / "out"
     _solved(submissions / "alice", "temperature")

@@ -22,6 +22,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from . import forked_worker
+
 # the folder that holds this grader package (a worktree, a course, site-packages)
 # One grading's (exit code or None on a timeout, its JSON document or None, stderr).
 RunOutput = tuple[int | None, Any, str]
@@ -57,18 +59,26 @@ STOP_SECONDS = 3.0
 
 class Worker:
     """One ``grade-worker`` process and the pipes to it; ``zygote``: the class's shared
-    zygote (run.template.Zygote), of which the worker gets a socket of its own."""
+    zygote (run.template.Zygote), of which the worker gets a socket of its own.
+    ``fork``: the CLI's grade-worker, run in a fork of this process (``forked_worker``)
+    instead of a new Python."""
 
-    def __init__(self, cwd: str | Path | None, log: Path, zygote: Any = None):
+    def __init__(self, cwd: str | Path | None, log: Path, zygote: Any = None,
+                 fork: Callable[[], object] | None = None):
         self.log = log
         shared = zygote.adopt() if zygote is not None and zygote.alive() else None
-        env = None if shared is None else {**os.environ, zygote.SHARED: str(shared.fileno())}
+        env = {} if shared is None else {zygote.SHARED: str(shared.fileno())}
+        self.proc: Any
         try:
-            with open(log, "ab") as err:
-                self.proc = subprocess.Popen(
-                    grader_argv("grade-worker"), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                    stderr=err, cwd=cwd, env=env,
-                    pass_fds=() if shared is None else (shared.fileno(),))
+            if fork:
+                self.proc = forked_worker.start(fork, cwd or ".", log,
+                                                shared and shared.fileno(), env)
+            else:
+                with open(log, "ab") as err:
+                    self.proc = subprocess.Popen(
+                        grader_argv("grade-worker"), stdin=subprocess.PIPE,
+                        stdout=subprocess.PIPE, stderr=err, cwd=cwd, env={**os.environ, **env},
+                        pass_fds=() if shared is None else (shared.fileno(),))
         finally:
             if shared is not None:
                 shared.close()
@@ -136,16 +146,23 @@ class Worker:
 
 class Pool:
     """``jobs`` workers (and, as root with bubblewrap, their shared zygote), started at
-    once: their start-up (a Python, the grader's imports, the zygote's numpy and sympy)
-    runs on the other core while the caller prepares the class.  Close it."""
+    once: their start-up (the zygote's numpy and sympy) runs on the other core while
+    the caller prepares the class.  The first workers are forks of this process, which
+    imports what they need once (``forked_worker``); a replacement, started from a
+    thread, is a new Python.  ``serve``: the CLI's grade-worker, which a fork runs
+    (without it every worker is a new Python).  Close it."""
 
-    def __init__(self, jobs: int, cwd: str | Path | None = None):
+    def __init__(self, jobs: int, cwd: str | Path | None = None,
+                 serve: Callable[[], object] | None = None):
         self.cwd = cwd
         self.zygote = _shared_zygote(jobs)
         self.workers: list[Worker | None] = []
+        fork = serve if serve is not None and forked_worker.possible() else None
         try:
+            if fork:
+                forked_worker.preload()
             for n in range(max(1, jobs)):
-                self.workers.append(Worker(cwd, self._log(n), self.zygote))
+                self.workers.append(Worker(cwd, self._log(n), self.zygote, fork))
         except BaseException:
             self.close(graceful=False)
             raise

@@ -134,8 +134,10 @@ def unpack(zip_path: Path, into: Path) -> None:
 def grade_all(course: Course, exercise_set: ExerciseSet, submissions_dir: str | Path,
               out_dir: str | Path, jobs: int, extra_args: Sequence[object] = (),
               force: bool = False, progress: Callable[[str], object] | None = None,
-              only: Collection[str] | None = None) -> list[dict[str, Any]]:
-    """Grade every submission (the exercises ``only``, or all); the gradebook rows."""
+              only: Collection[str] | None = None,
+              serve: Callable[[], object] | None = None) -> list[dict[str, Any]]:
+    """Grade every submission (the exercises ``only``, or all); the gradebook rows.
+    ``serve``: the CLI's grade-worker, for workers forked from this process (batch.Pool)."""
     exercises = [e for e in exercise_set.exercises if not only or e.id in only]
     results_dir = Path(out_dir) / "results"
     results_dir.mkdir(parents=True, exist_ok=True)
@@ -150,7 +152,7 @@ def grade_all(course: Course, exercise_set: ExerciseSet, submissions_dir: str | 
             if folder is not None and (force or not _unchanged(path, digest, exercises)):
                 if pool is None:   # the first to grade: the workers start while we prepare
                     pool = stack.enter_context(
-                        batch.Pool(min(jobs, len(students) - n), cwd=tmp))
+                        batch.Pool(min(jobs, len(students) - n), tmp, serve))
                 commands.append((submission, digest, batch.grade_command(
                     exercise_set.id, folder, course.root, "--student", submission.student,
                     *extra_args)))
