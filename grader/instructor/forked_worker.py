@@ -31,11 +31,15 @@ def possible() -> bool:
 
 
 def preload() -> None:
-    """What every worker imports, imported once here before the forks share it."""
+    """What every worker imports, imported once here before the forks share it; and
+    all of it left to the collector no more: a collection writes into every object it
+    scans, which would copy each shared page into this process (grade-all, which
+    ends with the class)."""
     from .. import grading  # noqa: F401
     from ..judge import hidden_tests
 
     hidden_tests.preload()
+    gc.freeze()
 
 
 def trusted_path(path: list[str], cwd: str) -> list[str]:
