@@ -7,7 +7,8 @@ imports pytest and sympy and computes the reference answers once, for all
 the students it grades; each student still gets a run folder, a uid and a
 sandbox of their own (grade_set), so students never share a process or a
 writable folder.  A worker that dies or overruns costs the student it was
-grading, and is replaced for the rest.
+grading, and is replaced for the rest.  grade-all's first workers are forks of
+grade-all itself (``forked_worker``); a replacement is a new Python.
 """
 
 import json

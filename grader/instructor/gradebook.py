@@ -1,7 +1,8 @@
 """``attn-grade grade-all``: a class of submissions -> one results JSON each + a CSV.
 
-Each student is graded by its own ``attn-grade`` process (see ``batch``), so a
-submission that crashes, hangs or breaks every limit costs only its own row.
+Each student is graded in a sandbox of its own by one of a few worker processes
+(see ``batch``), so a submission that crashes, hangs or breaks every limit costs only
+its own row.
 A submission's stub files are found by name and copied into a private folder
 first (``submission_files``), the same way the Gradescope bundle does it; the
 hash of those files is kept in the result, so a re-run grades again exactly the
