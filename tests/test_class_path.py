@@ -284,6 +284,49 @@ print(json.dumps({{"held": held, "ends": ends, "codes": [p.returncode for p in p
         assert not set(held) & set(others), held
 
 
+def test_grade_all_from_a_class_folder_preloads_nothing_of_a_students(tmp_path):
+    """What grade-all imports for its forks (pytest, pdb) is imported as a fork would,
+    without the current folder: run from inside the class folder, grade-all imported a
+    student's ``_pytest/`` or ``pdb/`` as root, and every fork inherited it."""
+    submissions, out = tmp_path / "class", tmp_path / "out"
+    for name in ("_pytest", "pdb"):
+        (submissions / name).mkdir(parents=True)
+        (submissions / name / "__init__.py").write_text(
+            f"open({str(tmp_path / ('PWNED-' + name))!r}, 'w').write('imported')\n")
+    _solved(submissions / "ada", "temperature")
+    parent = [sys.executable, "-c", "import os, sys; "
+              f"sys.path[:0] = [os.getcwd(), {str(ROOT)!r}]; "
+              "from grader.cli import main; main(prog_name='attn-grade')"]
+    rows, _ = _grade_all(submissions, out, "--exercise", "temperature", cwd=submissions,
+                         argv=parent)
+    assert not list(tmp_path.glob("PWNED-*")), "a student's folder was imported"
+    assert float(rows["ada"]["score"]) == 10.0
+    assert rows["_pytest"]["status"] == rows["pdb"]["status"] == "empty"
+
+
+def test_a_forked_worker_that_fails_leaves_its_traceback_in_its_log(tmp_path):
+    """A fork ends with os._exit, which flushes nothing: its traceback, which says why a
+    student was not graded, must still reach its log."""
+    script = f"""
+import sys
+sys.path.insert(0, {str(ROOT)!r})
+from grader.instructor import batch
+
+def serve():
+    raise RuntimeError("the worker broke here")
+
+pool = batch.Pool(1, {str(tmp_path)!r}, serve)
+code = pool.workers[0].proc.wait(60)
+print(code, type(pool.workers[0].proc).__name__)
+pool.close()
+"""
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["1", "ForkedProcess"]
+    assert "RuntimeError: the worker broke here" in (tmp_path / "worker-0.log").read_text()
+
+
 def test_a_folder_and_a_zip_of_one_name_are_an_error_row_naming_both(tmp_path):
     submissions, out = tmp_path / "class", tmp_path / "out"
     _solved(submissions / "alice", "temperature")

@@ -34,11 +34,18 @@ def preload() -> None:
     """What every worker imports, imported once here before the forks share it; and
     all of it left to the collector no more: a collection writes into every object it
     scans, which would copy each shared page into this process (grade-all, which
-    ends with the class)."""
-    from .. import grading  # noqa: F401
-    from ..judge import hidden_tests
+    ends with the class).  Imported without the current folder on ``sys.path``, as a
+    fork would: grade-all run from a class folder must not import a student's
+    ``_pytest/`` or ``pdb/`` for its workers to inherit."""
+    saved = sys.path[:]
+    sys.path[:] = trusted_path(sys.path, os.getcwd())
+    try:
+        from .. import grading  # noqa: F401
+        from ..judge import hidden_tests
 
-    hidden_tests.preload()
+        hidden_tests.preload()
+    finally:
+        sys.path[:] = saved
     gc.freeze()
 
 
@@ -103,6 +110,11 @@ def start(serve: Callable[[], object], cwd: str | Path, log: Path, keep_fd: int 
         except BaseException:
             traceback.print_exc()
         finally:
+            for stream in (sys.stdout, sys.stderr):   # os._exit flushes nothing: the
+                try:                                  # traceback goes to the log
+                    stream.flush()
+                except BaseException:
+                    pass
             os._exit(code)
     os.close(stdin_r)
     os.close(stdout_w)
