@@ -327,6 +327,24 @@ pool.close()
     assert "RuntimeError: the worker broke here" in (tmp_path / "worker-0.log").read_text()
 
 
+def test_a_worker_whose_output_ends_died_even_before_it_can_be_waited_for(tmp_path):
+    """A killed worker's pipes close a moment before it can be waited for: its student
+    is reported as a dead worker's, never as one that took longer than the time limit."""
+    log = tmp_path / "worker.log"
+    log.write_text("the last words\n")
+    worker = batch.Worker.__new__(batch.Worker)   # a worker that closes its output, then lingers
+    worker.log, worker._buffer, worker.ended = log, b"", False
+    worker.proc = subprocess.Popen(
+        [sys.executable, "-c", "import os, sys, time; sys.stdin.readline(); os.close(1); "
+                               "time.sleep(2)"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    worker.stdin, worker.stdout = worker.proc.stdin, worker.proc.stdout
+    code, doc, why = worker.grade(["--version"], 60)
+    assert code is None and doc is None
+    assert why.startswith("the grading worker died:") and "the last words" in why, why
+    assert worker.proc.returncode is not None
+
+
 def test_a_folder_and_a_zip_of_one_name_are_an_error_row_naming_both(tmp_path):
     submissions, out = tmp_path / "class", tmp_path / "out"
     _solved(submissions / "alice", "temperature")

@@ -86,6 +86,7 @@ class Worker:
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self.stdin, self.stdout = self.proc.stdin, self.proc.stdout
         self._buffer = b""
+        self.ended = False   # its output ended: the worker died (or is dying)
 
     def grade(self, args: Sequence[str], timeout: float) -> RunOutput:
         """Grade one command line; a dead or overrunning worker is a failed row."""
@@ -94,16 +95,21 @@ class Worker:
             self.stdin.flush()
             line = self._read_line(time.monotonic() + timeout)
         except (BrokenPipeError, OSError):
-            line = None
+            line, self.ended = None, True
         if line is None:
-            why = (f"grading took longer than {timeout:g} s" if self.proc.poll() is None
-                   else "the grading worker died:\n" + self._log_tail())
+            # its pipes close a moment before a killed process can be waited for: its
+            # output's end says it died, whatever poll() says yet
+            dead = self.ended or self.proc.poll() is not None
+            why = ("the grading worker died:\n" + self._log_tail() if dead
+                   else f"grading took longer than {timeout:g} s")
             self.stop(graceful=False)
             return None, None, why
         answer = json.loads(line)
         return answer["code"], answer["document"], answer["stderr"]
 
     def _read_line(self, deadline: float) -> bytes | None:
+        """The worker's next line; None at the deadline, or at the end of its output
+        (``ended``: it died)."""
         fd = self.stdout.fileno()
         while b"\n" not in self._buffer:
             remaining = deadline - time.monotonic()
@@ -111,6 +117,7 @@ class Worker:
                 return None
             chunk = os.read(fd, 1 << 20)
             if not chunk:
+                self.ended = True
                 return None
             self._buffer += chunk
         line, self._buffer = self._buffer.split(b"\n", 1)
