@@ -345,6 +345,20 @@ def test_a_worker_whose_output_ends_died_even_before_it_can_be_waited_for(tmp_pa
     assert worker.proc.returncode is not None
 
 
+def test_a_worker_whose_pipes_the_pool_closed_is_a_failed_row_not_a_traceback(tmp_path):
+    """On Ctrl-C the pool closes its workers' pipes while a thread still grades: that
+    thread's student is a failed row, not a ValueError printed from the thread."""
+    worker = batch.Worker.__new__(batch.Worker)
+    worker.log, worker._buffer, worker.ended = tmp_path / "worker.log", b"", False
+    worker.proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"],
+                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    worker.stdin, worker.stdout = worker.proc.stdin, worker.proc.stdout
+    worker.stdin.close()
+    code, doc, why = worker.grade(["--version"], 60)
+    assert code is None and doc is None and why.startswith("the grading worker died")
+    assert worker.proc.returncode is not None
+
+
 def test_a_folder_and_a_zip_of_one_name_are_an_error_row_naming_both(tmp_path):
     submissions, out = tmp_path / "class", tmp_path / "out"
     _solved(submissions / "alice", "temperature")

@@ -94,7 +94,7 @@ class Worker:
             self.stdin.write(json.dumps(list(args)).encode() + b"\n")
             self.stdin.flush()
             line = self._read_line(time.monotonic() + timeout)
-        except (BrokenPipeError, OSError):
+        except (OSError, ValueError):   # ValueError: the pool closed its pipes (Ctrl-C)
             line, self.ended = None, True
         if line is None:
             # its pipes close a moment before a killed process can be waited for: its
