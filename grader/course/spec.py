@@ -115,9 +115,10 @@ class Exercise:
     @functools.cached_property
     def copy_key(self) -> tuple:
         """Which copy of the exercise this is: its id, the seed its inputs were drawn
-        with, its numbers, its limits and the files it was loaded from; what is kept
-        between gradings (reference answers, judged answers, replayed tests) is kept
-        per copy, so a course updated under a watch loop is not judged by the old one."""
+        with, its numbers, its limits and the hash of its set's YAML and data files;
+        what is kept between gradings (reference answers, judged answers, replayed
+        tests) is kept per copy, so a YAML or data file updated under a watch loop is
+        not judged by the old one (a solution's Python is not in it: restart)."""
         from .. import wire
 
         return (self.set_id, self.id, self.seed, wire.dumps(self.params or {}),
