@@ -359,6 +359,43 @@ def test_a_worker_whose_pipes_the_pool_closed_is_a_failed_row_not_a_traceback(tm
     assert worker.proc.returncode is not None
 
 
+def test_a_class_starts_a_worker_per_student_to_grade_up_to_its_jobs(tmp_path, monkeypatch):
+    """Workers start as students to grade are found: a re-run where one student changed
+    starts one, however many students come after it unchanged."""
+    started = []
+
+    class Counted:   # a worker that grades nothing: each student scores 0 of temperature
+        def __init__(self, *args, **kwargs):
+            started.append(self)
+
+        def alive(self):
+            return True
+
+        def grade(self, args, timeout):
+            return 0, {"score": 0, "max_score": 10, "tests": [], "extra_data": {
+                "exercises": [{"exercise": "temperature", "score": 0, "max_score": 10}]}}, ""
+
+        def stop(self, graceful=True):
+            pass
+
+    monkeypatch.setattr(batch, "Worker", Counted)
+    monkeypatch.setattr(batch, "_shared_zygote", lambda jobs: None)
+    submissions, out = tmp_path / "class", tmp_path / "out"
+    for name in ("ada", "bob", "cy"):
+        _solved(submissions / name)
+    course = Course(ROOT)
+
+    def grade_all():
+        started.clear()
+        gradebook.grade_all(course, loader.load_set(course, "day3"), submissions, out, 3,
+                            only={"temperature"})
+        return len(started)
+
+    assert grade_all() == 3
+    shutil.copy(SOLUTIONS / "day3" / "temperature.py", submissions / "ada" / "temperature.py")
+    assert grade_all() == 1   # ada changed; bob and cy, after her, did not
+
+
 def test_a_folder_and_a_zip_of_one_name_are_an_error_row_naming_both(tmp_path):
     submissions, out = tmp_path / "class", tmp_path / "out"
     _solved(submissions / "alice", "temperature")

@@ -153,27 +153,37 @@ class Worker:
 
 
 class Pool:
-    """``jobs`` workers (and, as root with bubblewrap, their shared zygote), started at
-    once: their start-up (the zygote's numpy and sympy) runs on the other core while
-    the caller prepares the class.  The first workers are forks of this process, which
-    imports what they need once (``forked_worker``); a replacement, started from a
-    thread, is a new Python.  ``serve``: the CLI's grade-worker, which a fork runs
-    (without it every worker is a new Python).  Close it."""
+    """Up to ``jobs`` workers (and, as root with bubblewrap, their shared zygote),
+    ``start`` of them at once and the others as ``add`` asks: their start-up (the
+    zygote's numpy and sympy) runs on the other core while the caller prepares the
+    class.  The first workers are forks of this process, which imports what they need
+    once (``forked_worker``); a replacement, started from a thread, is a new Python.
+    ``serve``: the CLI's grade-worker, which a fork runs (without it every worker is a
+    new Python).  Close it."""
 
     def __init__(self, jobs: int, cwd: str | Path | None = None,
-                 serve: Callable[[], object] | None = None):
-        self.cwd = cwd
-        self.zygote = _shared_zygote(jobs)
+                 serve: Callable[[], object] | None = None, start: int | None = None):
+        self.cwd, self.jobs, self.serve = cwd, max(1, jobs), serve
+        self.zygote = _shared_zygote(self.jobs)
         self.workers: list[Worker | None] = []
-        fork = serve if serve is not None and forked_worker.possible() else None
+        self._preloaded = False
         try:
-            if fork:
-                forked_worker.preload()
-            for n in range(max(1, jobs)):
-                self.workers.append(Worker(cwd, self._log(n), self.zygote, fork))
+            for _ in range(self.jobs if start is None else min(start, self.jobs)):
+                self.add()
         except BaseException:
             self.close(graceful=False)
             raise
+
+    def add(self) -> None:
+        """Start one more worker, unless ``jobs`` run already."""
+        if len(self.workers) >= self.jobs:
+            return
+        fork = self.serve if self.serve is not None and forked_worker.possible() else None
+        if fork and not self._preloaded:
+            forked_worker.preload()
+            self._preloaded = True
+        n = len(self.workers)
+        self.workers.append(Worker(self.cwd, self._log(n), self.zygote, fork))
 
     def _log(self, n: int) -> Path:
         return Path(self.cwd or ".") / f"worker-{n}.log"

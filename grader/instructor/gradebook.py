@@ -151,9 +151,10 @@ def grade_all(course: Course, exercise_set: ExerciseSet, submissions_dir: str | 
             doc, folder, digest = _prepare(submission, exercise_set, exercises, tmp)
             path = results_dir / f"{submission.key}.json"
             if folder is not None and (force or not _unchanged(path, digest, exercises)):
-                if pool is None:   # the first to grade: the workers start while we prepare
-                    pool = stack.enter_context(
-                        batch.Pool(min(jobs, len(students) - n), tmp, serve))
+                if pool is None:   # the workers start as students to grade are found,
+                    pool = stack.enter_context(   # while the rest are prepared
+                        batch.Pool(min(jobs, len(students) - n), tmp, serve, start=0))
+                pool.add()
                 commands.append((submission, digest, batch.grade_command(
                     exercise_set.id, folder, course.root, "--student", submission.student,
                     *extra_args)))
