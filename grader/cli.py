@@ -616,8 +616,10 @@ def grade_all_command(set_id: str, submissions: str, out_dir: str, jobs: int, fo
     total, per-exercise scores). A re-run grades only students whose stub files
     changed.
     """
+    from .instructor.forked_worker import current_folder_off_path
     from .instructor.gradebook import grade_all
 
+    click.get_current_context().with_resource(current_folder_off_path())
     lang = lang or default_lang()
     if with_report:
         _require_matplotlib(lang)     # before grading, not after

@@ -228,10 +228,11 @@ def test_a_student_folder_named_grader_is_never_imported(tmp_path):
     assert "" not in path and str(submissions) not in path
 
 
-def test_workers_forked_in_a_class_folder_never_import_from_it(tmp_path):
+def test_grade_all_and_its_workers_in_a_class_folder_never_import_from_it(tmp_path):
     """grade-all run as ``python -m grader`` from inside the class folder has that folder
-    on its path; its workers are forks of it, and what they import later (sympy, to judge
-    a wrong formula) comes from the installed libraries, never from a student's folder."""
+    on its path; what it and its workers (forks of it) import later (sympy, to read the
+    set's symbols on a cold cache and to judge a wrong formula) comes from the installed
+    libraries, never from a student's folder."""
     submissions, out, marker = tmp_path / "class", tmp_path / "out", tmp_path / "PWNED"
     (submissions / "sympy").mkdir(parents=True)
     (submissions / "sympy" / "__init__.py").write_text(
@@ -245,7 +246,7 @@ def test_workers_forked_in_a_class_folder_never_import_from_it(tmp_path):
               f"sys.path[:0] = [os.getcwd(), {str(ROOT)!r}]; "
               "from grader.cli import main; main(prog_name='attn-grade')"]
     rows, _ = _grade_all(submissions, out, "--exercise", "growth", cwd=submissions,
-                         argv=parent)
+                         argv=parent, env={**os.environ, "XDG_CACHE_HOME": str(tmp_path)})
     assert not marker.exists(), "the student's sympy/ was imported"
     assert rows["ada"]["status"] == "graded"
     assert 0 < float(rows["ada"]["score"]) < float(rows["ada"]["max_score"])

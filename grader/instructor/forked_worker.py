@@ -14,6 +14,7 @@ the objects it inherits are never collected, so that no inherited file object
 closes a descriptor number the worker has since reused.
 """
 
+import contextlib
 import gc
 import os
 import subprocess
@@ -21,7 +22,7 @@ import sys
 import threading
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 
@@ -37,15 +38,11 @@ def preload() -> None:
     ends with the class).  Imported without the current folder on ``sys.path``, as a
     fork would: grade-all run from a class folder must not import a student's
     ``_pytest/`` or ``pdb/`` for its workers to inherit."""
-    saved = sys.path[:]
-    sys.path[:] = trusted_path(sys.path, os.getcwd())
-    try:
+    with current_folder_off_path():
         from .. import grading  # noqa: F401
         from ..judge import hidden_tests
 
         hidden_tests.preload()
-    finally:
-        sys.path[:] = saved
     gc.freeze()
 
 
@@ -54,6 +51,18 @@ def trusted_path(path: list[str], cwd: str) -> list[str]:
     (``''`` for ``-c``, the folder itself for ``-m``)."""
     here = os.path.realpath(cwd)
     return [p for p in path if p and os.path.realpath(p) != here]
+
+
+@contextlib.contextmanager
+def current_folder_off_path() -> Iterator[None]:
+    """Import nothing from the current folder meanwhile (grade-all run as ``python -m``
+    from a class folder: a student's ``sympy/`` there is not the library)."""
+    saved = sys.path[:]
+    sys.path[:] = trusted_path(sys.path, os.getcwd())
+    try:
+        yield
+    finally:
+        sys.path[:] = saved
 
 
 class ForkedProcess:
