@@ -471,6 +471,10 @@ def test_a_reused_uid_finds_nothing_of_a_grader_that_died(tmp_path, reachable_py
     import subprocess
 
     monkeypatch.setattr(sandbox, "_CLEAN", [])   # none kept clean by this process's runs
+    # uids of this test's own, far above the ones other test processes claim meanwhile
+    # (one of them could otherwise take the freed uid first, and clean it itself)
+    monkeypatch.setattr(sandbox, "UID_BASE", sandbox.UID_BASE + sandbox.UID_COUNT - 64)
+    monkeypatch.setattr(sandbox, "UID_COUNT", 64)
     folder = RunFolder(sandbox.plan("process"))
     uid = folder.identity.uid
     process = StudentProcess(folder, _student(tmp_path, "who", WHO), "who", Limits(), "process")
