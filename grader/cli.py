@@ -234,9 +234,8 @@ def grade(set_id: str, submission: str | None, upload: str | None, as_json: bool
         early = start_run(course, set_id, submission or course.exercises_dir / set_id, level,
                           required, limits, set(exercises) or None,
                           warm.zygote if warm else None)
-        if warm:   # what a worker keeps between students: references, finished tests
-            early.references, early.stored = warm.references, warm.stored
-            early.replays, early.judged = warm.replays, warm.judged
+        if warm:   # what a worker keeps between students
+            early.keep_from(warm)
         warm = early
     try:
         exercise_set = spec_loader.load_set(course, set_id, only=exercises or None)

@@ -70,6 +70,12 @@ class Warm:
         self.folder = folder
         self.zygote = zygote   # a worker's run.template.Zygote (each run still its own sandbox)
 
+    def keep_from(self, other: "Warm") -> None:
+        """Share what ``other`` keeps between gradings (references, stored answers,
+        finished tests, judged answers); this Warm keeps its own folder."""
+        self.references, self.stored = other.references, other.stored
+        self.replays, self.judged = other.replays, other.judged
+
     def close(self) -> None:
         if self.folder is not None:
             self.folder.close()
