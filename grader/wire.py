@@ -186,6 +186,11 @@ class Lazy:
     __repr__ = __str__
 
 
+def symbolic(value: Any) -> bool:
+    """Whether ``value`` is a sympy object, or one kept as its tree (a Lazy)."""
+    return type(value) is Lazy or (type(value).__module__ or "").startswith("sympy")
+
+
 def materialized(value: Any) -> Any:
     """``value`` with every Lazy in it (at any depth of lists, tuples, dicts and sets)
     replaced by its sympy object; the same object when it holds none."""

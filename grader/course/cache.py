@@ -58,8 +58,8 @@ def key(course_root: Path, set_id: str, seed_offset: int) -> str:
     # a file changed in the last seconds may change again with the same stamps (the
     # clock's grain): such stamps prove nothing yet (git's "racy" files).  Its ctime
     # says when, not its mtime: cp -p, tar or unzip write a file and date it back.
-    if stamps is not None and all(ctime < time.time_ns() - RACY_NS
-                                  for *_, ctime, _ in stamps):
+    settled = time.time_ns() - RACY_NS
+    if stamps is not None and all(ctime < settled for *_, ctime, _ in stamps):
         _KEYS[asked] = (stamps, found)
     return found
 

@@ -135,8 +135,7 @@ class Exercise:
                 return any(map(has_sympy, value))
             if isinstance(value, dict):
                 return any(map(has_sympy, value.values()))
-            # a sympy object, or one the set cache keeps as its tree
-            return type(value) is wire.Lazy or (type(value).__module__ or "").startswith("sympy")
+            return wire.symbolic(value)   # the set cache keeps sympy values as trees
 
         symbolic = any(has_sympy(c.args) or has_sympy(c.kwargs) for c in self.checks)
         return ("sympy",) if symbolic else ()

@@ -24,7 +24,7 @@ from ..grading import grade_set
 from ..judge.check import pick
 from ..judge.compare import same_value
 from ..run.references import Reference
-from ..wire import Lazy, materialized
+from ..wire import materialized, symbolic
 from .uploads import stub_names
 
 BUNDLE_FILES = ("pyproject.toml",)
@@ -158,7 +158,7 @@ def _represent_other(dumper, value):
         return dumper.represent_scalar("!expr", f"{value.numerator}/{value.denominator}")
     if isinstance(value, np.generic):
         return dumper.represent_data(value.item())
-    if type(value) is Lazy or (type(value).__module__ or "").startswith("sympy"):
+    if symbolic(value):
         return dumper.represent_scalar("!expr", str(value))
     raise CourseError(f"cannot write {type(value).__name__} into a release")
 
