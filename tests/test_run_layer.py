@@ -225,6 +225,38 @@ def test_the_reaper_spares_the_graders_own_forks_and_kills_strays():
         os.waitpid(own, 0)
 
 
+def test_an_orphan_that_comes_back_to_the_grader_is_found_and_killed():
+    """A student's double fork: the middle process ends, its child comes back to the
+    grader (a subreaper) and is found in the grader's own list of children; where the
+    kernel keeps no such list, every process is looked at instead."""
+    import os
+    import time
+
+    from grader.run import sandbox
+
+    if not sandbox.become_subreaper():
+        pytest.skip("no subreaper on this platform")
+    read, write = os.pipe()
+    middle = os.fork()
+    if middle == 0:
+        os.setsid()
+        orphan = os.fork()
+        if orphan == 0:
+            time.sleep(30)
+            os._exit(0)
+        os.write(write, str(orphan).encode())
+        os._exit(0)
+    os.waitpid(middle, 0)
+    orphan = int(os.read(read, 32))
+    os.close(read)
+    os.close(write)
+    assert str(orphan) in sandbox._child_pids(os.getpid())
+    sandbox.reap_strays(keep=set())
+    with pytest.raises(ChildProcessError):   # killed and reaped
+        os.waitpid(orphan, os.WNOHANG)
+    assert str(os.getpid()) in sandbox._child_pids(2 ** 22 + 1)   # no such process: all
+
+
 def test_run_folders_go_where_tmpdir_says_and_else_into_memory_when_it_has_room(
         monkeypatch, tmp_path):
     """$TMPDIR wins; without it a tmpfs /dev/shm with room holds run folders (each call

@@ -648,9 +648,7 @@ def reap_strays(keep: Collection[int]) -> None:
 def _children_of(parent, not_session):
     """Children of ``parent`` that are not in the session ``not_session``."""
     found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
+    for entry in _child_pids(parent):
         try:
             with open(f"/proc/{entry}/stat", "rb") as f:
                 stat = f.read().decode("ascii", "replace")
@@ -660,3 +658,18 @@ def _children_of(parent, not_session):
         if len(fields) > 3 and fields[1] == str(parent) and fields[3] != str(not_session):
             found.append(int(entry))
     return found
+
+
+def _child_pids(parent):
+    """The pids that may be children of ``parent``: its threads' lists of children
+    (an orphan comes back to any thread of a subreaper), or every process where the
+    kernel keeps no such list."""
+    try:
+        tasks = os.listdir(f"/proc/{parent}/task")
+        listed = []
+        for task in tasks:
+            with open(f"/proc/{parent}/task/{task}/children", "rb") as f:
+                listed.extend(f.read().split())
+        return [pid.decode() for pid in listed]
+    except FileNotFoundError:
+        return [entry for entry in os.listdir("/proc") if entry.isdigit()]
