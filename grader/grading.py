@@ -134,7 +134,8 @@ def grade_set(exercise_set: ExerciseSet, submission: str | Path, level: str,
         if processes:
             folder.warm(submission, [str(exercise_set.exercises_dir)],
                         widest(*(p.limits for p in processes.values())),
-                        tuple(sorted({m for e in exercises for m in e.child_modules})))
+                        tuple(sorted({m for e in exercises for m in e.child_modules})),
+                        light=any(not e.child_modules for e in exercises))
         budget = max((p.limits.time for p in processes.values()), default=0) + JUDGE_MARGIN
         # those whose children import only numpy first (their template is ready first,
         # see RunFolder.warm); then those without hidden tests: the session collects

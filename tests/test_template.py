@@ -522,3 +522,111 @@ def test_workers_share_one_zygote_and_no_child_holds_a_graders_socket(tmp_path):
             worker.close()
         starter.close()
     assert starter.process.poll() is not None
+
+
+LAYERS = INSIDE + '''
+import sys
+
+
+def modules():
+    return sorted(name for name in ("numpy", "sympy") if name in sys.modules)
+'''
+
+
+def _zygote_children(zygote, seconds=20.0):
+    """The processes the zygote ``zygote`` started has forked (its deeper zygote), once
+    there are any."""
+    import time
+
+    pid = zygote.process.pid
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            found = [int(p) for p in f.read().split()]
+        if found:
+            return found
+        time.sleep(0.05)
+    raise AssertionError("the zygote forked no deeper zygote")
+
+
+def _gone(pid, seconds=5.0):
+    import time
+
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                state = f.read().rsplit(")", 1)[1].split()[0]
+        except FileNotFoundError:
+            return True
+        if state == "Z":
+            return True
+        time.sleep(0.05)
+    return False
+
+
+@ZYGOTE
+def test_a_zygote_template_holds_only_the_modules_its_exercise_needs(tmp_path):
+    """A numpy-only exercise's child is a fork of a template without sympy (a third of
+    the pages to copy and free per fork); one that needs sympy is forked by a deeper
+    zygote's template, entered the same way (through a worker's socket too) and as bare
+    of sockets.  Both zygotes end with their starter."""
+    from grader.run.template import Zygote
+
+    (tmp_path / "layers.py").write_text(LAYERS)
+    starter = Zygote()
+    worker = Zygote.attached(os.dup(starter.adopt().detach()))
+    try:
+        for zygote in (starter, worker):
+            with run_folder("bubblewrap", tmp_path, zygote) as (folder, _):
+                light = StudentProcess(folder, tmp_path, "layers", Limits(), "bubblewrap")
+                heavy = StudentProcess(folder, tmp_path, "layers", Limits(), "bubblewrap",
+                                       preload=("sympy",))
+                try:
+                    assert light.call("modules").value == ["numpy"]
+                    assert heavy.call("modules").value == ["numpy", "sympy"]
+                    seen = heavy.call("inside").value
+                    for child in (light, heavy):   # held by bubblewrap, entered by a zygote
+                        assert child.template.process.popen.args[-3:-1] == ["sh", "-c"]
+                    assert light.template is not heavy.template
+                    assert seen["uid"] == folder.plan.identity.uid
+                    assert seen["caps"]["CapEff"] == 0 and seen["no_new_privs"] == 1
+                    assert not [t for t in seen["fds"].values() if t.startswith("socket:")], \
+                        seen["fds"]
+                finally:
+                    light.close()
+                    heavy.close()
+        deeper = _zygote_children(starter)
+    finally:
+        worker.close()
+        starter.close()
+    assert all(_gone(pid) for pid in deeper)
+
+
+@ZYGOTE
+def test_without_its_deeper_zygote_a_run_that_needs_sympy_starts_its_own_template(tmp_path):
+    """A deeper zygote that died costs the runs that need it a template start, not their
+    exercises; the numpy-only templates are still entered."""
+    import signal
+
+    from grader.run.template import Zygote
+
+    (tmp_path / "layers.py").write_text(LAYERS)
+    starter = Zygote()
+    try:
+        for pid in _zygote_children(starter):
+            os.kill(pid, signal.SIGKILL)
+        with run_folder("bubblewrap", tmp_path, starter) as (folder, _):
+            light = StudentProcess(folder, tmp_path, "layers", Limits(), "bubblewrap")
+            assert light.call("modules").value == ["numpy"]
+            assert light.template.process.popen.args[-3:-1] == ["sh", "-c"]
+            heavy = StudentProcess(folder, tmp_path, "layers", Limits(), "bubblewrap",
+                                   preload=("sympy",))
+            try:
+                assert heavy.call("modules").value == ["numpy", "sympy"]
+                assert heavy.template.process.popen.args[-3:-1] != ["sh", "-c"]
+            finally:
+                light.close()
+                heavy.close()
+    finally:
+        starter.close()

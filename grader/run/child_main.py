@@ -494,11 +494,40 @@ OPTIONAL_NAMESPACES = ("cgroup",)   # bubblewrap's --unshare-cgroup-try
 PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS = 1, 38
 
 
-def zygote(control: socket.socket) -> None:
+def start_zygote(control: socket.socket, layers: list[list[str]]) -> None:
+    """Import the first layer of modules and serve; each later layer is a deeper
+    zygote, forked before it imports (numpy's pages stay shared), to which requests
+    that need its modules are passed.  A numpy-only template forks, and its children
+    exit, at a third of the cost of one that also holds sympy."""
+    modules: set[str] = set()
+    deeper = None
+    for depth, layer in enumerate(layers):
+        if depth:
+            link, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+            if os.fork():
+                theirs.close()
+                deeper = link
+                break
+            link.close()
+            control.close()
+            control = theirs   # its only grader: the zygote one layer up
+        for name in layer:
+            importlib.import_module(name)
+        modules.update(layer)
+        warm_up()
+        # what it imported is never collected: a child's collector skips it instead
+        # of touching (and so copying) every page of it
+        gc.freeze()
+    zygote(control, modules, deeper)
+
+
+def zygote(control: socket.socket, modules: set[str],
+           deeper: socket.socket | None = None) -> None:
     """Serve requests until its starter closes ``control``: {"holder": pid, "settings":
-    {...}} with two descriptors (the template's control socket, its console), answered
-    on the socket they came on; and, from its starter, {"adopt": true} with one socket:
-    another grader's (a class's workers share one zygote)."""
+    {...}, "preload": [...]} with two descriptors (the template's control socket, its
+    console), answered on the socket they came on; and, from its starter, {"adopt":
+    true} with one socket: another grader's (a class's workers share one zygote).
+    A request for modules it lacks goes to ``deeper`` (a zygote that has them)."""
     _prctl(PR_SET_DUMPABLE, 0)
     _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)   # it ends with its starter, however that ends
     # the templates it forks come back to it when their forker ends (not to the grader)
@@ -508,62 +537,125 @@ def zygote(control: socket.socket) -> None:
     wakeup, wakeup_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
     signal.set_wakeup_fd(wakeup_w)
     signal.signal(signal.SIGCHLD, lambda *_: None)
-    graders = {control.fileno(): control}
+    server = _Zygote(control, modules, deeper, (wakeup, wakeup_w))
     while True:
         _reap_templates()
-        ready = select.select([*graders, wakeup], [], [])[0]
+        watched = [*server.graders, wakeup]
+        if server.deeper is not None:
+            watched.append(server.deeper.fileno())
+        ready = select.select(watched, [], [])[0]
         if wakeup in ready:
             try:
                 os.read(wakeup, 4096)
             except BlockingIOError:
                 pass
         for fd in ready:
-            if fd in graders:
-                if not _serve_one(graders[fd], control, graders, wakeup, wakeup_w):
-                    if graders[fd] is control:
+            if server.deeper is not None and fd == server.deeper.fileno():
+                server.relay()
+            elif fd in server.graders:
+                if not server.serve_one(server.graders[fd]):
+                    if server.graders[fd] is control:
                         return
-                    graders.pop(fd).close()
+                    server.graders.pop(fd).close()
 
 
-def _serve_one(asker: socket.socket, control: socket.socket, graders: dict,
-               wakeup: int, wakeup_w: int) -> bool:
-    """One request from ``asker``; False once it has closed its end."""
-    try:
-        data, fds, _, _ = socket.recv_fds(asker, 65536, 2)
-    except OSError:
-        data, fds = b"", []
-    if not data:
+class _Zygote:
+    """A zygote's state: its graders' sockets, its modules, the deeper zygote and
+    the requests passed to it, not yet answered."""
+
+    def __init__(self, control: socket.socket, modules: set[str],
+                 deeper: socket.socket | None, wakeup: tuple[int, int]):
+        self.control, self.modules, self.wakeup = control, modules, wakeup
+        self.deeper: socket.socket | None = deeper
+        self.graders = {control.fileno(): control}
+        self.passed: dict[str, tuple[socket.socket, Any]] = {}
+        self._count = 0
+
+    def serve_one(self, asker: socket.socket) -> bool:
+        """One request from ``asker``; False once it has closed its end."""
+        try:
+            data, fds, _, _ = socket.recv_fds(asker, 65536, 2)
+        except OSError:
+            data, fds = b"", []
+        if not data:
+            for fd in fds:
+                os.close(fd)
+            return False
+        request = json.loads(data)
+        if request.get("adopt") is True:
+            for fd in fds:   # only its starter hands it graders
+                if asker is self.control:
+                    self.graders[fd] = socket.socket(fileno=fd)
+                else:
+                    os.close(fd)
+            return True
+        if not set(request.get("preload", ())) <= self.modules:
+            self._pass(asker, request, fds)
+            return True
+        pid = os.fork()
+        if pid == 0:
+            code = 1
+            try:
+                signal.set_wakeup_fd(-1)
+                signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+                for fd in self.wakeup:
+                    os.close(fd)
+                # no grader's socket goes into a sandbox
+                for other in [*self.graders.values(), self.deeper]:
+                    if other is not None and other is not self.control:
+                        other.close()
+                enter_sandbox(int(request["holder"]), self.control, fds,
+                              request["settings"])
+            finally:
+                os._exit(code)
         for fd in fds:
             os.close(fd)
-        return False
-    request = json.loads(data)
-    if request.get("adopt") is True:
-        for fd in fds:   # only its starter hands it graders
-            if asker is control:
-                graders[fd] = socket.socket(fileno=fd)
-            else:
-                os.close(fd)
+        _, status = os.waitpid(pid, 0)   # it forks the template and ends at once
+        _answer(asker, request.get("id"), os.waitstatus_to_exitcode(status) == 0)
         return True
-    pid = os.fork()
-    if pid == 0:
-        code = 1
+
+    def _pass(self, asker, request, fds) -> None:
+        """To the deeper zygote, under an id of this zygote's (each grader counts its
+        own); refused at once if there is none."""
         try:
-            signal.set_wakeup_fd(-1)
-            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-            os.close(wakeup)
-            os.close(wakeup_w)
-            for other in graders.values():   # no grader's socket goes into a sandbox
-                if other is not control:
-                    other.close()
-            enter_sandbox(int(request["holder"]), control, fds, request["settings"])
+            if self.deeper is None:
+                raise OSError("no deeper zygote")
+            self._count += 1
+            key = str(self._count)
+            socket.send_fds(self.deeper, [json.dumps({**request, "id": key}).encode()], fds)
+            self.passed[key] = (asker, request.get("id"))
+        except OSError:
+            _answer(asker, request.get("id"), False)
         finally:
-            os._exit(code)
-    for fd in fds:
-        os.close(fd)
-    _, status = os.waitpid(pid, 0)   # it forks the template and ends at once
-    asker.send(json.dumps({"id": request["id"],
-                           "entered": os.waitstatus_to_exitcode(status) == 0}).encode())
-    return True
+            for fd in fds:
+                os.close(fd)
+
+    def relay(self) -> None:
+        """The deeper zygote's answer, to the grader that asked; if it has ended,
+        every request passed to it is refused."""
+        deeper = self.deeper
+        assert deeper is not None
+        try:
+            reply = json.loads(deeper.recv(4096))
+        except (OSError, ValueError):
+            reply = None
+        if not isinstance(reply, dict):
+            deeper.close()
+            self.deeper = None
+            for asker, rid in self.passed.values():
+                _answer(asker, rid, False)
+            self.passed.clear()
+            return
+        passed = self.passed.pop(str(reply.get("id")), None)
+        if passed is not None and passed[0].fileno() >= 0:   # that grader is still here
+            _answer(passed[0], passed[1], reply.get("entered") is True)
+
+
+def _answer(asker: socket.socket, rid: Any, entered: bool) -> None:
+    try:
+        asker.send(json.dumps({"id": rid, "entered": entered}).encode())
+    except OSError:
+        pass   # that grader is gone
 
 
 def _reap_templates() -> None:
@@ -656,21 +748,21 @@ def main() -> None:
         _own_keyrings()
     import_wire(settings["library_paths"])
     sys.stdin = io.StringIO("")
-    for name in settings.get("preload", ()):
-        importlib.import_module(name)
-    warm_up()
-    # what the template imported is never collected: a child's collector skips it
-    # instead of touching (and so copying) every page of it
-    gc.freeze()
     control = socket.socket(fileno=settings["control_fd"])
     if as_zygote:
         # its files are read: the folder goes now, whatever ends the worker later
         import shutil
 
         shutil.rmtree(os.path.dirname(os.path.abspath(__file__)), ignore_errors=True)
-        zygote(control)
-    else:
-        Template(control, settings.get("kill_all", False)).run()
+        start_zygote(control, settings["layers"])
+        return
+    for name in settings.get("preload", ()):
+        importlib.import_module(name)
+    warm_up()
+    # what the template imported is never collected: a child's collector skips it
+    # instead of touching (and so copying) every page of it
+    gc.freeze()
+    Template(control, settings.get("kill_all", False)).run()
 
 
 if __name__ == "__main__":

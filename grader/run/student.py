@@ -117,17 +117,23 @@ class RunFolder:
         return template
 
     def warm(self, submission: str | Path, public: list[str], limits: Limits,
-             preload: tuple[str, ...] = ()) -> None:
+             preload: tuple[str, ...] = (), light: bool = True) -> None:
         """Stage the folders and start the template now, so its imports overlap the
-        grader's own work.
+        grader's own work.  ``light``: some exercises need numpy alone (grade_set
+        grades those first); true unless the caller knows otherwise.
 
         In bubblewrap, exercises that need more than numpy (sympy: a quarter of a
         second) get a second template, started at once beside a numpy-only one, which
-        serves the others sooner (grade_set grades those first).
+        serves the others sooner.  A zygote's numpy-only template serves those first;
+        the second one is forked when the first exercise needs it.
         """
         self.stage(submission, *public)
-        if preload and self.plan.level == "bubblewrap" and \
-                not (self.zygote is not None and self.zygote.serves(self.plan, preload)):
+        zygote = self.zygote is not None and self.zygote.serves(self.plan, preload)
+        if zygote and light:   # counting the second one, which may live beside it later
+            self.template(limits, (), companions=1 if preload else 0)
+        elif zygote:
+            self.template(limits, preload)
+        elif preload and light and self.plan.level == "bubblewrap":
             self.template(limits, (), companions=1)
             self.template(limits, preload, companions=1)
         else:

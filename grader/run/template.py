@@ -21,6 +21,7 @@ import socket
 import subprocess
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -80,7 +81,7 @@ class Template:
         try:
             with open(folder.root / "template.log", "wb") as console:
                 if zygote is not None and zygote.serves(folder.plan, preload):
-                    self.preloaded.update(zygote.preload)
+                    self.preloaded.update(zygote.modules_for(preload))
                     self._enter(zygote, own, theirs, console)
                 else:
                     self._start(own, theirs, console)
@@ -147,7 +148,8 @@ class Template:
                              "--user", f"{identity.uid}:{identity.gid}",
                              "--cwd", str(folder.work)]}
         entered = holder is not None and zygote.enter(holder, theirs.fileno(),
-                                                      console.fileno(), settings)
+                                                      console.fileno(), settings,
+                                                      sorted(self.preloaded))
         # bubblewrap outlives its pid 1: alive now, the pid entered was this sandbox's
         # (not a reused one) for the whole entry
         if not entered or self.process.exited():
@@ -299,9 +301,11 @@ def _holder_pid(info_fd: int, ready_fd: int, seconds: float) -> int | None:
 
 class Zygote:
     """A class's zygote (a worker's, or grade-all's for all its workers): Python with
-    numpy and sympy imported, outside any sandbox, that forks each run's template into
-    the run's own bubblewrap sandbox (child_main.zygote).  A class's students then pay
-    no Python start and no imports.
+    numpy imported, outside any sandbox, that forks each run's template into the run's
+    own bubblewrap sandbox (child_main.zygote), and a deeper one of its own that also
+    has sympy, for the templates that need it.  A class's students then pay no Python
+    start and no imports, and most of their children are forks of a Python a third
+    the size of one with sympy.
 
     Only as root with bubblewrap and a uid per run: entering another process's
     namespaces and switching uid needs root; elsewhere each run starts its own
@@ -312,7 +316,9 @@ class Zygote:
     of its own (``adopt``); a worker uses it through ``attached``.
     """
 
-    preload = ("numpy", "sympy")
+    # what each layer adds: a template gets the fewest layers that hold what it needs
+    LAYERS = (("numpy",), ("sympy",))
+    preload = tuple(name for layer in LAYERS for name in layer)
     SHARED = "ATTN_GRADE_ZYGOTE_FD"   # the variable that gives a worker its socket's number
     process: subprocess.Popen | None
 
@@ -325,7 +331,7 @@ class Zygote:
         settings = self.folder / "settings.json"
         settings.write_text(json.dumps({"library_paths": sandbox.library_paths(),
                                         "control_fd": theirs.fileno(),
-                                        "preload": list(self.preload)}))
+                                        "layers": [list(layer) for layer in self.LAYERS]}))
         # its output goes to its starter's stderr (a worker's: worker-N.log); it removes
         # its folder itself once it has read it, so a killed starter leaves none behind
         self.process = subprocess.Popen(
@@ -371,13 +377,26 @@ class Zygote:
         return (plan.level == "bubblewrap" and plan.identity is not None
                 and set(preload) <= set(self.preload) and self.alive())
 
-    def enter(self, holder: int, control: int, console: int, settings: dict[str, Any]) -> bool:
-        """Fork a template into the sandbox ``holder`` holds; whether it went in."""
+    @classmethod
+    def modules_for(cls, preload: tuple[str, ...]) -> tuple[str, ...]:
+        """What the template that has ``preload`` imported will hold: its layers'."""
+        held: list[str] = []
+        for layer in cls.LAYERS:
+            if set(preload) <= set(held):
+                break
+            held.extend(layer)
+        return tuple(held)
+
+    def enter(self, holder: int, control: int, console: int, settings: dict[str, Any],
+              preload: Sequence[str] = ()) -> bool:
+        """Fork a template that has ``preload`` imported into the sandbox ``holder``
+        holds; whether it went in."""
         self._count += 1
         rid = str(self._count)
         try:
             socket.send_fds(self.sock, [json.dumps({"id": rid, "holder": holder,
-                                                    "settings": settings}).encode()],
+                                                    "settings": settings,
+                                                    "preload": list(preload)}).encode()],
                             [control, console])
         except OSError:
             return False
