@@ -205,6 +205,38 @@ def test_uid_is_released_and_reclaimable(tmp_path):
 
 
 @ROOT_ONLY
+@pytest.mark.parametrize("how", ["thread", "fork"])
+def test_killing_a_uids_processes_reaches_them_alone_and_leaves_the_grader_root(how):
+    """kill(-1) as the run's uid, from a thread of the grader's that alone becomes the
+    uid (or from a fork, where that system call is unknown): every process of the uid
+    dies, a root process and the grader live on, and the grader and its next threads
+    are still root."""
+    import subprocess
+    import threading
+
+    uid = sandbox.UID_BASE + sandbox.UID_COUNT - 3   # the top of the range: no test's
+    mine = [subprocess.Popen(["sleep", "60"], user=uid, group=uid) for _ in range(2)]
+    roots = subprocess.Popen(["sleep", "60"])
+    try:
+        (sandbox._kill_all_as if how == "thread" else sandbox._kill_all_in_fork)(uid)
+        assert [p.wait(timeout=5) for p in mine] == [-signal.SIGKILL] * 2
+        assert roots.poll() is None
+        assert os.getresuid() == (0, 0, 0) and os.getresgid() == (0, 0, 0)
+        seen = []
+        later = threading.Thread(target=lambda: seen.append(
+            (os.getresuid(), open("/proc/thread-self/status").read())))
+        later.start()
+        later.join()
+        ids, status = seen[0]
+        assert ids == (0, 0, 0)
+        assert int(status.split("CapEff:")[1].split()[0], 16) != 0   # root's capabilities
+    finally:
+        for p in [*mine, roots]:
+            p.kill()
+            p.wait()
+
+
+@ROOT_ONLY
 def test_a_released_uid_is_kept_clean_and_locked_for_this_processs_next_run(monkeypatch):
     """A worker's next student gets the uid its last one had: emptied at the release,
     and never unlocked in between, so no other grader ran anything as it."""

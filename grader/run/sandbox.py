@@ -409,8 +409,45 @@ def kill_processes_of(uid: int) -> None:
         time.sleep(0.01)
 
 
+# setresuid(2)'s system call number: called directly, it changes the calling thread's
+# credentials alone (libc's setresuid changes every thread's)
+SETRESUID = {"x86_64": 117, "aarch64": 147, "riscv64": 147}
+
+
 def _kill_all_as(uid: int) -> None:
-    """kill(-1, SIGKILL) as ``uid``: every process of ``uid`` at once (root only)."""
+    """kill(-1, SIGKILL) as ``uid``: every process of ``uid`` at once (root only).
+
+    From a thread of this process that alone becomes ``uid`` (its capabilities go with
+    root, and its credentials end with it); a fork of a grader that imported numpy and
+    pytest costs milliseconds.  Where the system call is unknown, from a fork.
+    """
+    import ctypes
+    import platform
+    import threading
+
+    number = SETRESUID.get(platform.machine())
+    if number is None:
+        return _kill_all_in_fork(uid)
+    libc = ctypes.CDLL(None, use_errno=True)
+    failed: list[int] = []
+
+    def as_uid():
+        if libc.syscall(number, uid, uid, uid) != 0:
+            failed.append(ctypes.get_errno())
+            return
+        try:
+            os.kill(-1, signal.SIGKILL)
+        except ProcessLookupError:   # none
+            pass
+
+    thread = threading.Thread(target=as_uid, name="kill-as-uid")
+    thread.start()
+    thread.join()
+    if failed:
+        raise OSError(failed[0], f"could not become uid {uid} to kill its processes")
+
+
+def _kill_all_in_fork(uid: int) -> None:
     pid = os.fork()
     if pid == 0:
         code = 1
