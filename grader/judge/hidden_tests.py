@@ -286,6 +286,7 @@ class Session:
         self.by_id = {ex.id: ex for ex in exercises}
         self.processes, self.budget = processes, budget
         self.root = Path(_rootdir(self.by_file)) if self.by_file else None
+        self._files: dict[str, Exercise] = {}   # a test id's file: its exercise
         self.order: list[str] | None = None
         self.done: dict[str, Any] = {}
         self.started: str | None = None
@@ -307,8 +308,11 @@ class Session:
         self.fork = bounded.Fork(functools.partial(_session, self.by_file, only), self.budget)
 
     def exercise_of(self, nodeid: str) -> Exercise:
-        path = (self.root / nodeid.split("::")[0]).resolve() if self.root else None
-        return self.by_file.get(path) or next(iter(self.by_file.values()))
+        file = nodeid.split("::")[0]
+        if file not in self._files:   # resolved once a file, not once a test and a look
+            path = (self.root / file).resolve() if self.root else None
+            self._files[file] = self.by_file.get(path) or next(iter(self.by_file.values()))
+        return self._files[file]
 
     def serve(self, exercise_id: str) -> None:
         """Run every test up to the first of an exercise not served yet."""

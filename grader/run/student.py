@@ -365,7 +365,7 @@ class StudentProcess:
             raise ValueError(f"level {self.level!r} differs from the run's {self.plan.level!r}")
         self.public = tuple(str(p) for p in public)
         self.preload = tuple(preload)
-        self.submission = str(Path(submission).resolve())
+        self.submission = os.path.realpath(submission)
         self.child: ForkedChild | None = None   # while a child runs
         self.channel: Channel | None = None
         self.template: Template | None = None
