@@ -530,6 +530,23 @@ import sys
 
 def modules():
     return sorted(name for name in ("numpy", "sympy") if name in sys.modules)
+
+
+def leave_a_sleeper():
+    import subprocess
+    return subprocess.Popen(["sleep", "60"], start_new_session=True).pid
+
+
+def alive(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def pid_namespace():
+    return os.readlink("/proc/self/ns/pid")
 '''
 
 
@@ -630,3 +647,70 @@ def test_without_its_deeper_zygote_a_run_that_needs_sympy_starts_its_own_templat
                 heavy.close()
     finally:
         starter.close()
+
+
+@ZYGOTE
+def test_a_zygote_hands_one_sandbox_from_template_to_template(zygote, tmp_path):
+    """Once none of its children runs, the numpy-only template ends and the deeper
+    zygote's is entered into the same sandbox (one bubblewrap a student): it finds
+    nothing the first one's children left, and the sandbox ends with the run."""
+    (tmp_path / "layers.py").write_text(LAYERS)
+    with run_folder("bubblewrap", tmp_path, zygote) as (folder, _):
+        light = StudentProcess(folder, tmp_path, "layers", Limits(), "bubblewrap")
+        sleeper = light.call("leave_a_sleeper").value
+        namespace = light.call("pid_namespace").value
+        first = light.template
+        light.close()
+        heavy = StudentProcess(folder, tmp_path, "layers", Limits(), "bubblewrap",
+                               preload=("sympy",))
+        try:
+            assert heavy.call("modules").value == ["numpy", "sympy"]
+            assert heavy.template is not first and first.dead
+            assert heavy.template.process is first.process   # the same holder
+            assert heavy.call("pid_namespace").value == namespace
+            assert heavy.call("alive", [sleeper]).value is False
+        finally:
+            heavy.close()
+    assert first.process.exited()
+
+
+@ZYGOTE
+def test_a_template_with_a_child_running_keeps_its_sandbox(zygote, tmp_path):
+    """A template whose child still runs is not ended for another: the deeper zygote's
+    template gets a sandbox of its own, and the first one goes on serving."""
+    (tmp_path / "layers.py").write_text(LAYERS)
+    with run_folder("bubblewrap", tmp_path, zygote) as (folder, _):
+        light = StudentProcess(folder, tmp_path, "layers", Limits(), "bubblewrap")
+        heavy = StudentProcess(folder, tmp_path, "layers", Limits(), "bubblewrap",
+                               preload=("sympy",))
+        try:
+            assert light.call("modules").value == ["numpy"]
+            assert heavy.call("modules").value == ["numpy", "sympy"]
+            assert heavy.template.process is not light.template.process
+            assert light.call("pid_namespace").value != heavy.call("pid_namespace").value
+            assert light.call("modules").value == ["numpy"]
+        finally:
+            light.close()
+            heavy.close()
+
+
+@ZYGOTE
+def test_a_sandbox_handed_to_a_template_that_fails_to_enter_is_stopped(zygote, tmp_path,
+                                                                      monkeypatch):
+    """If the deeper zygote cannot enter the sandbox it was handed, that sandbox ends
+    (no holder is left behind) and the run starts a template of its own."""
+    (tmp_path / "layers.py").write_text(LAYERS)
+    with run_folder("bubblewrap", tmp_path, zygote) as (folder, _):
+        light = StudentProcess(folder, tmp_path, "layers", Limits(), "bubblewrap")
+        assert light.call("modules").value == ["numpy"]
+        first = light.template
+        light.close()
+        monkeypatch.setattr(type(zygote), "enter", lambda *args, **kwargs: False)
+        heavy = StudentProcess(folder, tmp_path, "layers", Limits(), "bubblewrap",
+                               preload=("sympy",))
+        try:
+            assert heavy.call("modules").value == ["numpy", "sympy"]
+            assert heavy.template.process.popen.args[-3:-1] != ["sh", "-c"]   # its own
+            assert first.process.exited()
+        finally:
+            heavy.close()

@@ -103,7 +103,10 @@ class RunFolder:
         In bubblewrap a template lacking ``preload`` is not used: another one starts
         (in a sandbox of its own).  Elsewhere one template serves the run: a second
         one's kill(-1) would reach the first.  ``companions``: the other templates
-        that will live beside a new one (default: those alive now).
+        that will live beside a new one (default: those alive now).  A zygote's
+        template none of whose children still runs (a class grades its numpy-only
+        exercises first) hands its sandbox over to the deeper zygote's: it ends, and
+        the next template is entered in its place, without a second bubblewrap.
         """
         live = [t for t in self._templates if fits(limits, t.limits) and t.alive()]
         for template in live:
@@ -111,8 +114,15 @@ class RunFolder:
                 return template
         if live and self.plan.level != "bubblewrap":
             return live[0]
-        template = Template(self, limits, preload,
-                            len(live) if companions is None else companions)
+        after = next((t for t in live if t.holder is not None and t.idle()), None)
+        if after is not None and not (self.zygote is not None
+                                      and self.zygote.serves(self.plan, preload)
+                                      and after.retire()):
+            after = None
+        live = [t for t in live if t is not after]
+        template = Template(self, limits, preload,   # a retired one may still be counted
+                            len(live) + (after is not None) if companions is None
+                            else companions, after)
         self._templates.append(template)
         return template
 

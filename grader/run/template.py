@@ -63,7 +63,9 @@ class Template:
     """One sandboxed template process of a run: it sees the run's staged folders."""
 
     def __init__(self, folder: Any, limits: Limits, preload: tuple[str, ...] = (),
-                 companions: int = 0):
+                 companions: int = 0, after: "Template | None" = None):
+        """``after``: a retired template of the zygote's, whose sandbox this one takes
+        over (``retire``)."""
         self.folder, self.limits = folder, limits
         # the uid's processes that are not the student's: this template and the
         # run's other templates alive beside it
@@ -73,16 +75,19 @@ class Template:
         self._killing: set[str] = set()   # told to kill, exit not yet seen
         self._replies: dict[str, dict[str, Any]] = {}
         self.dead = False
+        self.holder: int | None = None   # the pid 1 of the sandbox a zygote entered
+        # retire(): asked to end / ended, its sandbox left running / taken by the next
+        self._retiring = self._retired = self._taken = False
         self._count = 0
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.sock = ours
         own = dataclasses.replace(limits, processes=limits.processes + self.own_processes)
         zygote = getattr(folder, "zygote", None)
         try:
-            with open(folder.root / "template.log", "wb") as console:
+            with open(folder.root / "template.log", "ab") as console:
                 if zygote is not None and zygote.serves(folder.plan, preload):
                     self.preloaded.update(zygote.modules_for(preload))
-                    self._enter(zygote, own, theirs, console)
+                    self._enter(zygote, own, theirs, console, after)
                 else:
                     self._start(own, theirs, console)
         except BaseException:
@@ -122,24 +127,17 @@ class Template:
             folder.plan.level, self.limits, folder.reaper)
 
     def _enter(self, zygote: "Zygote", own: Limits, theirs: socket.socket,
-               console: IO[bytes]) -> None:
+               console: IO[bytes], after: "Template | None") -> None:
         """The same sandbox, held by a bubblewrap that runs nothing; the zygote forks
-        the template into it (no Python start, no imports)."""
+        the template into it (no Python start, no imports).  ``after``: the holder of
+        a retired template's, taken over instead of starting one."""
         folder = self.folder
-        info_r, info_w = os.pipe()
-        ready_r, ready_w = os.pipe()
-        try:
-            argv = sandbox.holder_command(folder.plan, str(folder.work), str(folder.files),
-                                          str(folder.runtime), own, info_w, ready_w)
-            self._launch(argv, None, console, (info_w, ready_w))
-            os.close(info_w)
-            os.close(ready_w)
-            info_w = ready_w = -1
-            holder = _holder_pid(info_r, ready_r, ANSWER_SECONDS + self.limits.import_time)
-        finally:
-            for fd in (info_r, ready_r, info_w, ready_w):
-                if fd >= 0:
-                    os.close(fd)
+        if after is not None:
+            self.process, holder = after.process, after.holder
+            after._taken = True
+        else:
+            holder = self._hold(own, console)
+        self.holder = holder
         identity = folder.plan.identity
         settings = {"env": sandbox.child_env(str(folder.work)),
                     "rlimits": sandbox.rlimits(own, cpu=False),
@@ -157,8 +155,51 @@ class Template:
             folder.zygote = None   # this run's next template starts its own sandbox
             raise TemplateGone("the zygote could not enter the run's sandbox")
 
+    def _hold(self, own: Limits, console: IO[bytes]) -> int | None:
+        """Start the bubblewrap that holds the run's sandbox; its pid 1 once it runs
+        inside the finished sandbox (None if it does not say so in time)."""
+        folder = self.folder
+        info_r, info_w = os.pipe()
+        ready_r, ready_w = os.pipe()
+        try:
+            argv = sandbox.holder_command(folder.plan, str(folder.work), str(folder.files),
+                                          str(folder.runtime), own, info_w, ready_w)
+            self._launch(argv, None, console, (info_w, ready_w))
+            os.close(info_w)
+            os.close(ready_w)
+            info_w = ready_w = -1
+            return _holder_pid(info_r, ready_r, ANSWER_SECONDS + self.limits.import_time)
+        finally:
+            for fd in (info_r, ready_r, info_w, ready_w):
+                if fd >= 0:
+                    os.close(fd)
+
     def alive(self) -> bool:
         return not self.dead and not self.process.exited()
+
+    def idle(self) -> bool:
+        """Whether every child it forked has ended or was told to end."""
+        return all(str(n) in self.exits or str(n) in self._killing
+                   for n in range(1, self._count + 1))
+
+    def retire(self) -> bool:
+        """End this template and leave its sandbox (a zygote's holder) running for the
+        next one: two templates in one sandbox would kill each other with kill(-1).
+        It reads the end of its requests after the kills it was sent, and exits; its
+        socket's end says it has.  Whether it did in time (else its sandbox is stopped
+        too)."""
+        self._retiring = True
+        try:
+            self.sock.shutdown(socket.SHUT_WR)
+        except OSError:
+            pass
+        self._wait(lambda: self.dead, ANSWER_SECONDS)
+        if self.dead:
+            self._retired = True
+            return True
+        self._retiring = False
+        self.stop()
+        return False
 
     def fork(self, workdir: Path, limits: Limits, preload: tuple[str, ...],
              stdin: int, notify: int, console: int) -> "ForkedChild":
@@ -213,7 +254,11 @@ class Template:
         self._killing.clear()
 
     def stop(self) -> None:
-        """Kill the template and everything in its sandbox."""
+        """Kill the template and everything in its sandbox (a retired one's sandbox
+        too, unless the next template took it over)."""
+        if self._retired and not self._taken:
+            self._taken = True
+            self.process.kill()
         if not self.dead:
             self.dead = True
             self.process.kill()
@@ -237,7 +282,11 @@ class Template:
             except OSError:
                 data = b""
             if not data:
-                self.stop()
+                if self._retiring:   # it ended as asked: its sandbox is the next one's
+                    self.dead = True
+                    self.sock.close()
+                else:
+                    self.stop()
                 return
             self._take(data)
 
