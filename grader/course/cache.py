@@ -71,10 +71,10 @@ def _stamps(course_root: Path, set_id: str) -> tuple | None:
     for top in (course_root / "exercises" / set_id, course_root / "solutions" / set_id):
         for path in _files(top):
             try:
-                info = path.stat()
+                info = os.stat(path)
             except OSError:
                 return None
-            found.append((str(path), info.st_size, info.st_mtime_ns, info.st_ctime_ns,
+            found.append((path, info.st_size, info.st_mtime_ns, info.st_ctime_ns,
                           info.st_ino))
     return tuple(found)
 
@@ -86,14 +86,14 @@ def _key(course_root: Path, set_id: str, seed_offset: int) -> str:
     for part in (__version__, sys.version, str(course_root.resolve()), set_id, str(seed_offset)):
         digest.update(part.encode() + b"\0")
     code = Path(__file__).parent
-    for path in [*sorted(code.glob("*.py")), code.parent / "wire.py"]:
-        info = path.stat()
-        digest.update(f"{path.name}:{info.st_size}:{info.st_mtime_ns}\0".encode())
+    for module in [*sorted(code.glob("*.py")), code.parent / "wire.py"]:
+        info = module.stat()
+        digest.update(f"{module.name}:{info.st_size}:{info.st_mtime_ns}\0".encode())
     for top in (course_root / "exercises" / set_id, course_root / "solutions" / set_id):
         for path in _files(top):
-            digest.update(str(path.relative_to(course_root)).encode() + b"\0")
-            if path.suffix != ".py":
-                digest.update(hashlib.sha256(path.read_bytes()).digest())
+            digest.update(os.path.relpath(path, course_root).encode() + b"\0")
+            if not path.endswith(".py"):
+                digest.update(hashlib.sha256(Path(path).read_bytes()).digest())
     return digest.hexdigest()
 
 
@@ -110,8 +110,9 @@ def answers_key(course_root: Path, set_id: str) -> str | None:
     caller = Path(__file__).parents[1] / "run" / "references.py"
     digest.update(hashlib.sha256(caller.read_bytes()).digest())
     for path in _files(course_root / "solutions" / set_id):
-        if path.suffix == ".py":
-            digest.update(path.name.encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
+        if path.endswith(".py"):
+            digest.update(os.path.basename(path).encode() + b"\0"
+                          + hashlib.sha256(Path(path).read_bytes()).digest())
     for library in ("numpy", "sympy"):
         spec = importlib.util.find_spec(library)
         origin = spec.origin if spec is not None and spec.origin else ""
@@ -120,11 +121,13 @@ def answers_key(course_root: Path, set_id: str) -> str | None:
     return "answers-" + digest.hexdigest()
 
 
-def _files(top: Path) -> list[Path]:
+def _files(top: Path) -> list[str]:
+    """The set's files under ``top``, in a fixed order (paths as strings: a worker
+    walks them twice a student)."""
     found = []
     for here, dirs, files in os.walk(top):
         dirs[:] = sorted(d for d in dirs if d not in SKIPPED_FOLDERS and not d.startswith("."))
-        found += [Path(here) / f for f in sorted(files) if not f.startswith(".")]
+        found += [os.path.join(here, f) for f in sorted(files) if not f.startswith(".")]
     return found
 
 
