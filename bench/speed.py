@@ -10,7 +10,8 @@ Figures (names for --only): floor, day3, exercise, class, watch, rss, devcheck.
             student, median of 3 classes (every student must score full marks)
   watch     attn-grade watch day3: median seconds from a save to the redrawn verdict
   rss       peak resident memory of one grade-worker after grading the class; with its
-            zygote (root with bubblewrap) also the sum of both, and their PSS
+            zygotes (root with bubblewrap: numpy, and sympy one layer deeper) also the
+            sum of all three, and their PSS
   devcheck  attn-grade dev check of every set
 Runs without PYTHONDONTWRITEBYTECODE (as Python runs on a student's machine: the grader's
 modules are compiled once, like the installed libraries of the floor).
@@ -120,7 +121,7 @@ def worker_rss(tmp):
             worker.stdin.flush()
             answer = json.loads(worker.stdout.readline())
             assert answer["document"]["score"] == answer["document"]["max_score"]
-        # and its zygote's (root with bubblewrap: it forks each student's template)
+        # and its zygotes' (root with bubblewrap: they fork each student's templates)
         zygotes = _zygotes_of(worker.pid)
         return (_peak_rss_mb(worker.pid), sum(_peak_rss_mb(pid) for pid in zygotes),
                 sum(_pss_mb(pid) for pid in [worker.pid, *zygotes]))
@@ -142,15 +143,22 @@ def _pss_mb(pid):
 
 
 def _zygotes_of(parent):
-    found = []
+    """The zygotes ``parent`` started, and the deeper zygotes they forked (sympy's)."""
+    children = {}
     for entry in Path("/proc").iterdir():
         try:
             stat = (entry / "stat").read_text()
             cmdline = (entry / "cmdline").read_bytes()
         except OSError:
             continue
-        if stat[stat.rfind(")") + 2:].split()[1] == str(parent) and b"--zygote" in cmdline:
-            found.append(int(entry.name))
+        if b"--zygote" in cmdline:
+            children.setdefault(int(stat[stat.rfind(")") + 2:].split()[1]), []).append(
+                int(entry.name))
+    found, parents = [], [parent]
+    while parents:
+        kids = [pid for p in parents for pid in children.get(p, [])]
+        found += kids
+        parents = kids
     return found
 
 
@@ -213,7 +221,7 @@ def main():
             worker, zygote, pss = worker_rss(tmp)
             rows.append(("grade-worker peak RSS", f"{worker:.0f} MB", "", "<= 150 MB"))
             if zygote:   # a process of the worker's own: said, not hidden
-                rows.append(("  with its zygote: RSS summed (PSS)",
+                rows.append(("  with its zygotes: RSS summed (PSS)",
                              f"{worker + zygote:.0f} ({pss:.0f}) MB", "", "(the same)"))
         if "watch" in want:
             t = watch(tmp, args.saves)
