@@ -236,6 +236,87 @@ def test_killing_a_uids_processes_reaches_them_alone_and_leaves_the_grader_root(
             p.wait()
 
 
+# A process of the uid outside any PID namespace (the process level; one a dead grader
+# left): it sends a signal to each thread the grader may start next, over and over.
+SIGNALLER = r"""
+import ctypes, sys
+libc = ctypes.CDLL(None, use_errno=True)
+grader, sig = int(sys.argv[1]), int(sys.argv[2])
+print("ready", flush=True)
+with open("/proc/sys/kernel/ns_last_pid") as last:
+    while True:
+        last.seek(0)
+        base = int(last.read())
+        for tid in (base + 1, base + 2, base):
+            libc.syscall(234, grader, tid, sig)   # tgkill
+"""
+
+
+def _python_for(uid):
+    """A Python the uid can start (with ctypes), or None."""
+    import subprocess
+
+    for python in (sys.executable, "/usr/bin/python3"):
+        try:
+            done = subprocess.run([python, "-c", "import ctypes"], user=uid, group=uid,
+                                  cwd="/", capture_output=True, timeout=30)
+        except OSError:
+            continue
+        if done.returncode == 0:
+            return python
+    return None
+
+
+@ROOT_ONLY
+@pytest.mark.skipif(os.uname().machine != "x86_64", reason="tgkill's number is x86_64's")
+def test_a_uids_process_outside_a_sandbox_cannot_signal_the_grader_that_kills_it():
+    """kill_processes_of as the process level and a claim call it: a process of the uid
+    that can name the grader's threads (no PID namespace of its own) must never catch one
+    running as its uid, whose signals (SIGKILL, SIGSTOP) would reach the whole grader."""
+    import subprocess
+    import time
+
+    uid = sandbox.UID_BASE + sandbox.UID_COUNT - 4   # the top of the range: no test's
+    python = _python_for(uid)
+    if python is None:
+        pytest.skip("no Python the run's uid can start")
+    caught = []
+    previous = signal.signal(signal.SIGWINCH, lambda *_: caught.append(1))
+    try:
+        for _ in range(10):
+            signaller = subprocess.Popen(
+                [python, "-c", SIGNALLER, str(os.getpid()), str(int(signal.SIGWINCH))],
+                user=uid, group=uid, cwd="/", stdout=subprocess.PIPE)
+            signaller.stdout.readline()
+            time.sleep(0.05)
+            sandbox.kill_processes_of(uid)
+            assert signaller.wait(timeout=5) == -signal.SIGKILL
+            signaller.stdout.close()
+            time.sleep(0.01)
+            assert not caught, "a process of the uid signalled the grader"
+    finally:
+        signal.signal(signal.SIGWINCH, previous)
+    assert os.getresuid() == (0, 0, 0)
+
+
+@ROOT_ONLY
+@BWRAP
+def test_only_a_bubblewrap_runs_uid_is_killed_from_a_thread_of_the_graders(monkeypatch):
+    """In bubblewrap every process of the run's uid is in a sandbox's PID namespace, which
+    cannot name the grader's threads: its release kills them from a thread; a claim (what
+    a dead grader left, wherever it ran) from a fork."""
+    calls = []
+    monkeypatch.setattr(sandbox, "_kill_all_as", lambda uid: calls.append(("thread", uid)))
+    monkeypatch.setattr(sandbox, "_kill_all_in_fork", lambda uid: calls.append(("fork", uid)))
+    monkeypatch.setattr(sandbox, "_CLEAN", [])
+    run_plan = sandbox.plan("bubblewrap")
+    uid = run_plan.identity.uid
+    run_plan.release()
+    for kept in sandbox._CLEAN:   # this test's own list: the uid is unlocked again
+        os.close(kept.lock_fd)
+    assert calls == [("fork", uid), ("thread", uid)]
+
+
 @ROOT_ONLY
 def test_a_released_uid_is_kept_clean_and_locked_for_this_processs_next_run(monkeypatch):
     """A worker's next student gets the uid its last one had: emptied at the release,

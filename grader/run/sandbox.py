@@ -182,13 +182,16 @@ class Identity:
     uid: int
     gid: int
     lock_fd: int = -1
+    # every process of the uid runs in a PID namespace of a sandbox's (bubblewrap), where
+    # no pid of the grader's can be named (see kill_processes_of)
+    sandboxed: bool = False
 
     def release(self) -> None:
         """Kill what still runs as this uid and delete its scratch files; the uid stays
         locked, clean, for this process's next run (a worker's next student)."""
         if self.lock_fd < 0:
             return
-        kill_processes_of(self.uid)
+        kill_processes_of(self.uid, sandboxed=self.sandboxed)
         remove_scratch_files_of(self.uid)
         _CLEAN.append(Identity(self.uid, self.gid, self.lock_fd))
         self.lock_fd = -1
@@ -246,6 +249,7 @@ def plan(level: str, solutions_dir: str | Path | None = None,
     check_required(result, required, solutions_dir)
     if root and level != "none":
         result.identity = claim_identity()
+        result.identity.sandboxed = level == "bubblewrap"   # a claimed one may be reused
     return result
 
 
@@ -371,15 +375,19 @@ def _named(uid):
     return False
 
 
-def kill_processes_of(uid: int) -> None:
+def kill_processes_of(uid: int, sandboxed: bool = False) -> None:
     """SIGKILL every process whose real or effective uid is ``uid`` (until none is left).
 
-    First, as root, kill(-1) from a fork running as ``uid``: one call that no fork
-    escapes (a sweep of /proc misses what is forked while it runs, and a chain of
-    processes that respawn one another outlives any number of sweeps).
+    First, as root, kill(-1) running as ``uid``: one call that no fork escapes (a sweep
+    of /proc misses what is forked while it runs, and a chain of processes that respawn
+    one another outlives any number of sweeps).  From a thread of the grader's only when
+    ``sandboxed`` (every process of the uid is in a sandbox's PID namespace): a process
+    of the uid that can name that thread (the process level; one a dead grader left)
+    may signal it while it runs as the uid, and a SIGKILL or SIGSTOP sent to one thread
+    reaches the whole grader.  Elsewhere from a fork, which such a signal ends alone.
     """
     if os.geteuid() == 0:
-        _kill_all_as(uid)
+        (_kill_all_as if sandboxed else _kill_all_in_fork)(uid)
     for _ in range(20):
         found = []
         for entry in os.listdir("/proc"):
@@ -419,7 +427,9 @@ def _kill_all_as(uid: int) -> None:
 
     From a thread of this process that alone becomes ``uid`` (its capabilities go with
     root, and its credentials end with it); a fork of a grader that imported numpy and
-    pytest costs milliseconds.  Where the system call is unknown, from a fork.
+    pytest costs milliseconds.  Where the system call is unknown, from a fork.  While
+    it runs as ``uid`` a process of ``uid`` may signal it (tgkill): only where none can
+    name it (kill_processes_of).
     """
     import ctypes
     import platform
@@ -460,7 +470,10 @@ def _kill_all_in_fork(uid: int) -> None:
             code = 0
         finally:
             os._exit(code)
-    os.waitpid(pid, 0)
+    # a process of the uid may stop the fork (SIGSTOP) before its kill(-1): killed, not
+    # waited for forever
+    while os.WIFSTOPPED(os.waitpid(pid, os.WUNTRACED)[1]):
+        os.kill(pid, signal.SIGKILL)
 
 
 def remove_scratch_files_of(uid: int) -> None:
