@@ -714,3 +714,55 @@ def test_a_sandbox_handed_to_a_template_that_fails_to_enter_is_stopped(zygote, t
             assert first.process.exited()
         finally:
             heavy.close()
+
+
+STOPPER = INSIDE + '''
+import signal
+import time
+
+
+def stop_then_kill_the_template():
+    """A stray that stops the template, so that it neither kills this child when told to
+    nor kills the stray, and kills it once the grader has asked it to end: its socket
+    ends as if it had ended as asked."""
+    template = os.getppid()
+    if os.fork() == 0:
+        os.setsid()
+        if os.fork() == 0:
+            try:
+                os.kill(template, signal.SIGSTOP)
+                time.sleep(1.0)
+                os.kill(template, signal.SIGKILL)
+                time.sleep(60)
+            finally:
+                os._exit(0)
+        os._exit(0)
+    time.sleep(0.3)
+    return True
+
+
+def pid_namespace():
+    return os.readlink("/proc/self/ns/pid")
+'''
+
+
+@ZYGOTE
+def test_a_template_killed_while_it_retires_does_not_hand_its_sandbox_over(zygote, tmp_path):
+    """A template that ends without killing what its children left (a stray stopped, then
+    killed it) has not ended as asked: its sandbox, with the stray in it, is stopped, and
+    the next template gets a sandbox of its own."""
+    (tmp_path / "stopper.py").write_text(STOPPER)
+    with run_folder("bubblewrap", tmp_path, zygote) as (folder, _):
+        light = StudentProcess(folder, tmp_path, "stopper", Limits(), "bubblewrap")
+        namespace = light.call("pid_namespace").value
+        assert light.call("stop_then_kill_the_template").value is True
+        first = light.template
+        light.close()
+        heavy = StudentProcess(folder, tmp_path, "stopper", Limits(), "bubblewrap",
+                               preload=("sympy",))
+        try:
+            assert heavy.call("pid_namespace").value != namespace
+            assert heavy.template.process is not first.process
+            assert _gone(first.process.popen.pid)
+        finally:
+            heavy.close()

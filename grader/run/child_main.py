@@ -336,8 +336,23 @@ class Template:
                 except OSError:
                     data, fds = b"", []
                 if not data:
-                    return   # the grader is gone
+                    self.end()
+                    return   # the grader is gone, or asked it to end
                 self.handle(json.loads(data), fds)
+
+    def end(self) -> None:
+        """With kill_all, kill what its children left before it ends, and say so: only
+        then may a zygote's next template take its sandbox over (Template.retire)."""
+        if not self.kill_all:
+            return
+        for pid in self.children:
+            _kill_group(pid)
+        self.children.clear()
+        _kill_everything_else()
+        try:
+            self.control.send(json.dumps({"ended": True}).encode())
+        except OSError:
+            pass
 
     def send(self, message: dict[str, Any]) -> None:
         try:

@@ -78,6 +78,7 @@ class Template:
         self.holder: int | None = None   # the pid 1 of the sandbox a zygote entered
         # retire(): asked to end / ended, its sandbox left running / taken by the next
         self._retiring = self._retired = self._taken = False
+        self._ended = False   # it said it killed what its children left, and ends
         self._count = 0
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.sock = ours
@@ -185,16 +186,17 @@ class Template:
     def retire(self) -> bool:
         """End this template and leave its sandbox (a zygote's holder) running for the
         next one: two templates in one sandbox would kill each other with kill(-1).
-        It reads the end of its requests after the kills it was sent, and exits; its
-        socket's end says it has.  Whether it did in time (else its sandbox is stopped
-        too)."""
+        It reads the end of its requests after the kills it was sent, kills what its
+        children left, says so, and exits; its socket's end says it has.  Whether it did
+        all that in time (else its sandbox is stopped too: one whose template a stray
+        stopped and then killed still holds the stray)."""
         self._retiring = True
         try:
             self.sock.shutdown(socket.SHUT_WR)
         except OSError:
             pass
         self._wait(lambda: self.dead, ANSWER_SECONDS)
-        if self.dead:
+        if self.dead and self._ended:
             self._retired = True
             return True
         self._retiring = False
@@ -282,7 +284,7 @@ class Template:
             except OSError:
                 data = b""
             if not data:
-                if self._retiring:   # it ended as asked: its sandbox is the next one's
+                if self._retiring and self._ended:   # as asked: its sandbox is the next one's
                     self.dead = True
                     self.sock.close()
                 else:
@@ -294,6 +296,9 @@ class Template:
         """One message: only an id it was given and a small integer are kept."""
         try:
             message = json.loads(data)
+            if message == {"ended": True}:   # retire()
+                self._ended = True
+                return
             rid = message["id"]
         except (ValueError, TypeError, KeyError, RecursionError):
             return
