@@ -550,6 +550,14 @@ def pid_namespace():
 '''
 
 
+def _light_and_heavy(folder, submission):
+    """Student processes of ``layers``: one for an exercise that needs numpy alone, one
+    for an exercise that passes symbols (its children import sympy)."""
+    return (StudentProcess(folder, submission, "layers", Limits(), "bubblewrap"),
+            StudentProcess(folder, submission, "layers", Limits(), "bubblewrap",
+                           preload=("sympy",)))
+
+
 def _zygote_children(zygote, seconds=20.0):
     """The processes the zygote ``zygote`` started has forked (its deeper zygote), once
     there are any."""
@@ -596,9 +604,7 @@ def test_a_zygote_template_holds_only_the_modules_its_exercise_needs(tmp_path):
     try:
         for zygote in (starter, worker):
             with run_folder("bubblewrap", tmp_path, zygote) as (folder, _):
-                light = StudentProcess(folder, tmp_path, "layers", Limits(), "bubblewrap")
-                heavy = StudentProcess(folder, tmp_path, "layers", Limits(), "bubblewrap",
-                                       preload=("sympy",))
+                light, heavy = _light_and_heavy(folder, tmp_path)
                 try:
                     assert light.call("modules").value == ["numpy"]
                     assert heavy.call("modules").value == ["numpy", "sympy"]
@@ -680,9 +686,7 @@ def test_a_template_with_a_child_running_keeps_its_sandbox(zygote, tmp_path):
     template gets a sandbox of its own, and the first one goes on serving."""
     (tmp_path / "layers.py").write_text(LAYERS)
     with run_folder("bubblewrap", tmp_path, zygote) as (folder, _):
-        light = StudentProcess(folder, tmp_path, "layers", Limits(), "bubblewrap")
-        heavy = StudentProcess(folder, tmp_path, "layers", Limits(), "bubblewrap",
-                               preload=("sympy",))
+        light, heavy = _light_and_heavy(folder, tmp_path)
         try:
             assert light.call("modules").value == ["numpy"]
             assert heavy.call("modules").value == ["numpy", "sympy"]
