@@ -134,8 +134,9 @@ class RunFolder:
 
         In bubblewrap, exercises that need more than numpy (sympy: a quarter of a
         second) get a second template, started at once beside a numpy-only one, which
-        serves the others sooner.  A zygote's numpy-only template serves those first;
-        the second one is forked when the first exercise needs it.
+        serves the others sooner.  A zygote's numpy-only template serves those first,
+        then hands its sandbox to the second one, entered when the first exercise that
+        needs it comes (``template``).
         """
         self.stage(submission, *public)
         zygote = self.zygote is not None and self.zygote.serves(self.plan, preload)
