@@ -512,8 +512,8 @@ PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS = 1, 38
 def start_zygote(control: socket.socket, layers: list[list[str]]) -> None:
     """Import the first layer of modules and serve; each later layer is a deeper
     zygote, forked before it imports (numpy's pages stay shared), to which requests
-    that need its modules are passed.  A numpy-only template forks, and its children
-    exit, at a third of the cost of one that also holds sympy."""
+    that need its modules are passed.  A numpy-only template's forks have a third of
+    the memory to copy and free of those of one that also holds sympy."""
     modules: set[str] = set()
     deeper = None
     for depth, layer in enumerate(layers):
