@@ -360,6 +360,50 @@ def test_a_worker_whose_pipes_the_pool_closed_is_a_failed_row_not_a_traceback(tm
     assert worker.proc.returncode is not None
 
 
+def test_a_closed_pool_takes_no_more_students_and_starts_no_worker(tmp_path, monkeypatch):
+    """Ctrl-C closes the pool while its threads grade: they take no next student, start
+    no replacement for the worker they lost, and raise nothing."""
+    import threading
+    import time
+
+    started = []
+
+    class Slow:   # a worker that is closed under its thread while it grades
+        def __init__(self, *args, **kwargs):
+            self.up = True
+            started.append(self)
+
+        def alive(self):
+            return self.up
+
+        def grade(self, args, timeout):
+            time.sleep(0.2)
+            self.up = False
+            return None, None, "the grading worker died"
+
+        def stop(self, graceful=True):
+            self.up = False
+
+    monkeypatch.setattr(batch, "Worker", Slow)
+    monkeypatch.setattr(batch, "_shared_zygote", lambda jobs: None)
+    pool = batch.Pool(2, tmp_path, start=2)
+    rows, errors = [], []
+
+    def run():
+        try:
+            pool.run([["day3"]] * 10, on_done=lambda i, result: rows.append(i))
+        except BaseException as exc:
+            errors.append(exc)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    time.sleep(0.05)
+    pool.close()
+    thread.join(10)
+    assert not thread.is_alive() and errors == []
+    assert len(started) == 2 and rows == []
+
+
 def test_a_class_starts_a_worker_per_student_to_grade_up_to_its_jobs(tmp_path, monkeypatch):
     """Workers start as students to grade are found: a re-run where one student changed
     starts one, however many students come after it unchanged."""
@@ -395,6 +439,53 @@ def test_a_class_starts_a_worker_per_student_to_grade_up_to_its_jobs(tmp_path, m
     assert grade_all() == 3
     shutil.copy(SOLUTIONS / "day3" / "temperature.py", submissions / "ada" / "temperature.py")
     assert grade_all() == 1   # ada changed; bob and cy, after her, did not
+
+
+def test_a_class_is_graded_while_the_rest_of_it_is_prepared(tmp_path, monkeypatch):
+    """The first student is graded as soon as there are as many students to grade as
+    workers; the others are prepared as a worker asks for the next one, and a failure
+    to prepare one ends grade-all with that error."""
+    events = []
+    prepare = gradebook._prepare
+
+    def prepared(submission, *args):
+        if submission.student == "cy" and fail:
+            raise OSError("no room left")
+        events.append(("prepare", submission.student))
+        return prepare(submission, *args)
+
+    class Recorded:   # a worker that grades nothing: each student scores 0 of temperature
+        def __init__(self, *args, **kwargs):
+            pass
+
+        def alive(self):
+            return True
+
+        def grade(self, args, timeout):
+            events.append(("grade", args[args.index("--student") + 1]))
+            return 0, {"score": 0, "max_score": 10, "tests": [], "extra_data": {
+                "exercises": [{"exercise": "temperature", "score": 0, "max_score": 10}]}}, ""
+
+        def stop(self, graceful=True):
+            pass
+
+    monkeypatch.setattr(gradebook, "_prepare", prepared)
+    monkeypatch.setattr(batch, "Worker", Recorded)
+    monkeypatch.setattr(batch, "_shared_zygote", lambda jobs: None)
+    submissions = tmp_path / "class"
+    for name in ("ada", "bob", "cy"):
+        _solved(submissions / name)
+    course = Course(ROOT)
+    exercise_set = loader.load_set(course, "day3")
+    fail = False
+    gradebook.grade_all(course, exercise_set, submissions, tmp_path / "out", 1,
+                        only={"temperature"})
+    assert events == [("prepare", "ada"), ("grade", "ada"), ("prepare", "bob"),
+                      ("grade", "bob"), ("prepare", "cy"), ("grade", "cy")]
+    fail = True
+    with pytest.raises(OSError, match="no room left"):
+        gradebook.grade_all(course, exercise_set, submissions, tmp_path / "again", 1,
+                            only={"temperature"}, force=True)
 
 
 def test_a_folder_and_a_zip_of_one_name_are_an_error_row_naming_both(tmp_path):

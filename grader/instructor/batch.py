@@ -13,13 +13,12 @@ grade-all itself (``forked_worker``); a replacement is a new Python.
 
 import json
 import os
-import queue
 import select
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -166,7 +165,7 @@ class Pool:
         self.cwd, self.jobs, self.serve = cwd, max(1, jobs), serve
         self.zygote = _shared_zygote(self.jobs)
         self.workers: list[Worker | None] = []
-        self._preloaded = False
+        self._preloaded = self._closed = False
         try:
             for _ in range(self.jobs if start is None else min(start, self.jobs)):
                 self.add()
@@ -188,48 +187,61 @@ class Pool:
     def _log(self, n: int) -> Path:
         return Path(self.cwd or ".") / f"worker-{n}.log"
 
-    def run(self, commands: Sequence[Sequence[str]],
+    def run(self, commands: Iterable[Sequence[str]],
             on_done: Callable[[int, RunOutput], object] | None = None,
             timeout: float = 3600) -> list[RunOutput]:
         """Run ``attn-grade`` command lines (without the program) in the workers.
 
         Results in order, each (exit code, parsed JSON document or None, stderr);
         ``on_done(i, result)`` as each finishes.  A worker that died is replaced.
+        ``commands`` may be a generator: a free worker's thread takes its next command
+        from it (one at a time, under the lock ``on_done`` runs under), so the caller
+        prepares the rest of a class while the first students are graded.  An
+        exception it raises ends the run and is raised here.
         """
-        pending: queue.SimpleQueue[int] = queue.SimpleQueue()
-        for i in range(len(commands)):
-            pending.put(i)
+        source = enumerate(commands)
         results: dict[int, RunOutput] = {}
+        failed: list[BaseException] = []
         lock = threading.Lock()
 
         def work(n):
             while True:
-                try:
-                    i = pending.get_nowait()
-                except queue.Empty:
-                    return
-                worker = self.workers[n]
-                if worker is None or not worker.alive():
-                    with lock:   # one adoption at a time on the zygote's socket
-                        if worker is not None:
+                with lock:
+                    if self._closed:   # Ctrl-C: nothing more is taken or started
+                        return
+                    try:
+                        i, argv = next(source, (None, None))
+                    except BaseException as exc:   # raised again by run(), not lost here
+                        failed.append(exc)
+                        return
+                    if i is None or failed:
+                        return
+                    worker = self.workers[n]
+                    if worker is None or not worker.alive():   # one adoption at a time
+                        if worker is not None:                  # on the zygote's socket
                             worker.stop(graceful=False)
                         worker = self.workers[n] = Worker(self.cwd, self._log(n), self.zygote)
-                result = worker.grade(commands[i], timeout)
+                result = worker.grade(argv, timeout)
                 with lock:
+                    if self._closed:   # interrupted: no row, graded again on resume
+                        return
                     results[i] = result
                     if on_done:
                         on_done(i, result)
 
-        threads = [threading.Thread(target=work, args=(n,))
-                   for n in range(min(len(self.workers), len(commands)))]
+        threads = [threading.Thread(target=work, args=(n,)) for n in range(len(self.workers))]
         for thread in threads:
             thread.start()
         for thread in threads:
             thread.join()
-        return [results[i] for i in range(len(commands))]
+        if failed:
+            raise failed[0]
+        return [results[i] for i in sorted(results)]
 
     def close(self, graceful: bool = True) -> None:
-        """Stop the workers (each closes its own folders), then the zygote."""
+        """Stop the workers (each closes its own folders), then the zygote; a thread
+        of ``run`` still grading takes nothing more and replaces no worker."""
+        self._closed = True
         try:
             for worker in self.workers:
                 if worker is not None:

@@ -146,22 +146,38 @@ def grade_all(course: Course, exercise_set: ExerciseSet, submissions_dir: str | 
     with tempfile.TemporaryDirectory(prefix="attn-grade-class-") as tmp, \
             contextlib.ExitStack() as stack:
         os.chmod(tmp, 0o711)    # children running as 'nobody' reach their own copy only
-        commands, pool = [], None
-        for n, submission in enumerate(students):
-            doc, folder, digest = _prepare(submission, exercise_set, exercises, tmp)
-            path = results_dir / f"{submission.key}.json"
-            if folder is not None and (force or not _unchanged(path, digest, exercises)):
-                if pool is None:   # the workers start as students to grade are found,
-                    pool = stack.enter_context(   # while the rest are prepared
-                        batch.Pool(min(jobs, len(students) - n), tmp, serve, start=0))
-                pool.add()
-                commands.append((submission, digest, batch.grade_command(
-                    exercise_set.id, folder, course.root, "--student", submission.student,
-                    *extra_args)))
-                continue
-            if doc is not None:
-                _write_json(path, _stamped(doc, submission, digest))
-            progress and progress(submission.student)
+        commands: list[tuple[Submission, str, list[object]]] = []
+
+        def to_grade():
+            """(index, submission, its hash, its command line) of each submission to
+            grade, prepared in turn; the others are settled here."""
+            for n, submission in enumerate(students):
+                doc, folder, digest = _prepare(submission, exercise_set, exercises, tmp)
+                path = results_dir / f"{submission.key}.json"
+                if folder is not None and (force or not _unchanged(path, digest, exercises)):
+                    yield n, submission, digest, batch.grade_command(
+                        exercise_set.id, folder, course.root, "--student",
+                        submission.student, *extra_args)
+                    continue
+                if doc is not None:
+                    _write_json(path, _stamped(doc, submission, digest))
+                progress and progress(submission.student)
+
+        found, pool = to_grade(), None
+        for n, submission, digest, argv in found:
+            if pool is None:   # the workers start as students to grade are found,
+                pool = stack.enter_context(   # while the rest are prepared
+                    batch.Pool(min(jobs, len(students) - n), tmp, serve, start=0))
+            pool.add()
+            commands.append((submission, digest, argv))
+            if len(pool.workers) >= pool.jobs:
+                break   # the others are prepared as the workers ask for them
+
+        def argvs():
+            yield from [argv for _, _, argv in commands]
+            for _, submission, digest, argv in found:
+                commands.append((submission, digest, argv))
+                yield argv
 
         def done(i, result):
             submission, digest, _ = commands[i]
@@ -171,7 +187,7 @@ def grade_all(course: Course, exercise_set: ExerciseSet, submissions_dir: str | 
             progress and progress(submission.student)
 
         if pool is not None:
-            pool.run([argv for _, _, argv in commands], on_done=done)
+            pool.run(argvs(), on_done=done)
     max_score = round(sum(e.points for e in exercises), 4)
     rows = [_row(s.student, results_dir / f"{s.key}.json", max_score) for s in students]
     _write_csv(Path(out_dir) / "gradebook.csv", rows)
