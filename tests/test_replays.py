@@ -253,3 +253,20 @@ def test_a_course_updated_under_a_warm_process_is_judged_by_its_new_files(tmp_pa
     spec.write_text(spec.read_text().replace("compare: exact",
                                              "compare: {kind: number, rtol: 1.0e-6}"))
     assert passed() == [True], "the same answer judged again by the old comparison"
+
+
+def test_a_pytest_fork_killed_midway_leaves_no_folder_behind(tmp_path, monkeypatch):
+    """A hidden-test fork ended early (an overrun, Ctrl-C) leaves no temporary folder."""
+    import tempfile
+
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    exercise_set = loader.load_set(Course(ROOT), "day3")
+    session = hidden_tests.Session([e for e in exercise_set.exercises if e.test_files][:1],
+                                   {}, budget=30)
+    try:
+        next(session.fork)   # pytest runs: its first event
+    finally:
+        session.close()      # the fork is killed
+    assert list(scratch.iterdir()) == []

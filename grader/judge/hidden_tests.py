@@ -18,7 +18,6 @@ import functools
 import io
 import json
 import os
-import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -425,10 +424,11 @@ def _session(by_file, only, channel):
     plugin = _with_fixture(pytest)(by_file, channel, only)
     emit = channel.emit
     try:
-        with tempfile.TemporaryDirectory() as tmp, _quiet():
-            ini = Path(tmp) / "pytest.ini"
-            ini.write_text("[pytest]\n", encoding="utf-8")
-            pytest.main([*map(str, by_file), "-c", str(ini), "--rootdir", _rootdir(by_file), "-q",
+        # -c os.devnull: no configuration file of the course's or above it counts, and no
+        # folder to make (a fork killed midway would leave one behind)
+        with _quiet():
+            pytest.main([*map(str, by_file), "-c", os.devnull, "--rootdir", _rootdir(by_file),
+                         "-q",
                          *[arg for name in UNUSED_PLUGINS for arg in ("-p", f"no:{name}")],
                          "--import-mode=importlib",
                          "-W", "ignore::pytest.PytestAssertRewriteWarning", "--tb=short"],
