@@ -488,6 +488,110 @@ def test_a_class_is_graded_while_the_rest_of_it_is_prepared(tmp_path, monkeypatc
                             only={"temperature"}, force=True)
 
 
+def test_a_pool_closed_while_its_next_command_is_prepared_waits_and_starts_nothing(
+        tmp_path, monkeypatch):
+    """Ctrl-C while a thread prepares the next student (a generator's next): close()
+    returns once that thread ended, and the thread neither fails (the workers it would
+    index are gone) nor starts a worker."""
+    import threading
+    import time
+
+    started, events, errors = [], [], []
+
+    class Quick:
+        def __init__(self, *args, **kwargs):
+            started.append(self)
+
+        def alive(self):
+            return True
+
+        def grade(self, args, timeout):
+            return 0, {}, ""
+
+        def stop(self, graceful=True):
+            pass
+
+    monkeypatch.setattr(batch, "Worker", Quick)
+    monkeypatch.setattr(batch, "_shared_zygote", lambda jobs: None)
+    monkeypatch.setattr(threading, "excepthook", lambda args: errors.append(args.exc_value))
+    pool = batch.Pool(1, tmp_path, start=1)
+    preparing = threading.Event()
+
+    def commands():
+        yield ["ada"]
+        preparing.set()
+        time.sleep(0.3)   # copying bob's files when Ctrl-C comes
+        events.append("prepared bob")
+        yield ["bob"]
+
+    thread = threading.Thread(target=pool.run, args=(commands(),))
+    thread.start()
+    preparing.wait(10)
+    pool.close()
+    events.append("closed")
+    thread.join(10)
+    assert events == ["prepared bob", "closed"] and errors == [] and len(started) == 1
+
+
+def test_ctrl_c_while_the_rest_of_a_class_is_prepared_leaves_no_class_folder(
+        tmp_path, monkeypatch):
+    """Ctrl-C while a worker's thread prepares the next student: grade-all removes its
+    class folder only once that thread is done with it (an rmtree racing the copy
+    failed, 'Directory not empty', and left the folder), and prepares no one else."""
+    import signal
+    import tempfile
+    import threading
+    import time
+
+    events = []
+    prepare = gradebook._prepare
+    main = threading.main_thread().ident
+
+    def prepared(submission, *args):
+        if submission.student == "cy":
+            signal.pthread_kill(main, signal.SIGINT)
+            time.sleep(0.3)
+        try:
+            out = prepare(submission, *args)
+        except BaseException as exc:
+            events.append(("failed", submission.student, type(exc).__name__))
+            raise
+        events.append(("prepared", submission.student))
+        return out
+
+    class Recorded:
+        def __init__(self, *args, **kwargs):
+            pass
+
+        def alive(self):
+            return True
+
+        def grade(self, args, timeout):
+            return 0, {"score": 0, "max_score": 10, "tests": [], "extra_data": {
+                "exercises": [{"exercise": "temperature", "score": 0, "max_score": 10}]}}, ""
+
+        def stop(self, graceful=True):
+            pass
+
+    monkeypatch.setattr(gradebook, "_prepare", prepared)
+    monkeypatch.setattr(batch, "Worker", Recorded)
+    monkeypatch.setattr(batch, "_shared_zygote", lambda jobs: None)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    submissions = tmp_path / "class"
+    for name in ("ada", "bob", "cy", "dan"):
+        _solved(submissions / name)
+    course = Course(ROOT)
+    exercise_set = loader.load_set(course, "day3")
+    with pytest.raises(KeyboardInterrupt):
+        gradebook.grade_all(course, exercise_set, submissions, tmp_path / "out", 1,
+                            only={"temperature"})
+    events.append("raised")
+    time.sleep(0.5)
+    assert events == [("prepared", "ada"), ("prepared", "bob"), ("prepared", "cy"), "raised"]
+    assert list((tmp_path / "tmp").iterdir()) == []
+
+
 def test_a_folder_and_a_zip_of_one_name_are_an_error_row_naming_both(tmp_path):
     submissions, out = tmp_path / "class", tmp_path / "out"
     _solved(submissions / "alice", "temperature")

@@ -166,6 +166,11 @@ class Pool:
         self.zygote = _shared_zygote(self.jobs)
         self.workers: list[Worker | None] = []
         self._preloaded = self._closed = False
+        self._starting = threading.Lock()   # close() vs a thread replacing a worker
+        # run's threads, each with the event it sets on its end (not Thread.join: on
+        # Python 3.11 a join interrupted by Ctrl-C marks the thread ended, and a later
+        # join returns at once while it still runs)
+        self._threads: list[tuple[threading.Thread, threading.Event]] = []
         try:
             for _ in range(self.jobs if start is None else min(start, self.jobs)):
                 self.add()
@@ -204,7 +209,13 @@ class Pool:
         failed: list[BaseException] = []
         lock = threading.Lock()
 
-        def work(n):
+        def work(n, ended):
+            try:
+                serve(n)
+            finally:
+                ended.set()
+
+        def serve(n):
             while True:
                 with lock:
                     if self._closed:   # Ctrl-C: nothing more is taken or started
@@ -216,11 +227,15 @@ class Pool:
                         return
                     if i is None or failed:
                         return
-                    worker = self.workers[n]
-                    if worker is None or not worker.alive():   # one adoption at a time
-                        if worker is not None:                  # on the zygote's socket
-                            worker.stop(graceful=False)
-                        worker = self.workers[n] = Worker(self.cwd, self._log(n), self.zygote)
+                    with self._starting:   # closed while the command was prepared: the
+                        if self._closed:   # workers are gone, none is started again
+                            return
+                        worker = self.workers[n]
+                        if worker is None or not worker.alive():   # one adoption at a time
+                            if worker is not None:                  # on the zygote's socket
+                                worker.stop(graceful=False)
+                            worker = self.workers[n] = Worker(self.cwd, self._log(n),
+                                                              self.zygote)
                 result = worker.grade(argv, timeout)
                 with lock:
                     if self._closed:   # interrupted: no row, graded again on resume
@@ -229,7 +244,9 @@ class Pool:
                     if on_done:
                         on_done(i, result)
 
-        threads = [threading.Thread(target=work, args=(n,)) for n in range(len(self.workers))]
+        ends = [threading.Event() for _ in self.workers]
+        threads = [threading.Thread(target=work, args=(n, ended)) for n, ended in enumerate(ends)]
+        self._threads = list(zip(threads, ends))
         for thread in threads:
             thread.start()
         for thread in threads:
@@ -238,14 +255,25 @@ class Pool:
             raise failed[0]
         return [results[i] for i in sorted(results)]
 
+    @property
+    def closed(self) -> bool:
+        """Whether ``close`` was called: a generator given to ``run`` may stop early."""
+        return self._closed
+
     def close(self, graceful: bool = True) -> None:
         """Stop the workers (each closes its own folders), then the zygote; a thread
-        of ``run`` still grading takes nothing more and replaces no worker."""
-        self._closed = True
+        of ``run`` still grading takes nothing more and replaces no worker.  Returns
+        once those threads have ended (Ctrl-C while one prepares the next command: the
+        caller then removes the folder it prepares into)."""
+        with self._starting:
+            self._closed = True
         try:
             for worker in self.workers:
                 if worker is not None:
                     worker.stop(graceful)
+            for thread, ended in self._threads:
+                if thread is not threading.current_thread() and thread.ident is not None:
+                    ended.wait()
         finally:
             self.workers = []
             if self.zygote is not None:

@@ -152,6 +152,8 @@ def grade_all(course: Course, exercise_set: ExerciseSet, submissions_dir: str | 
             """(index, submission, its hash, its command line) of each submission to
             grade, prepared in turn; the others are settled here."""
             for n, submission in enumerate(students):
+                if pool is not None and pool.closed:   # Ctrl-C: the pool waits for this
+                    return                             # thread before tmp is removed
                 doc, folder, digest = _prepare(submission, exercise_set, exercises, tmp)
                 path = results_dir / f"{submission.key}.json"
                 if folder is not None and (force or not _unchanged(path, digest, exercises)):
