@@ -404,26 +404,34 @@ def test_a_closed_pool_takes_no_more_students_and_starts_no_worker(tmp_path, mon
     assert len(started) == 2 and rows == []
 
 
-def test_a_class_starts_a_worker_per_student_to_grade_up_to_its_jobs(tmp_path, monkeypatch):
-    """Workers start as students to grade are found: a re-run where one student changed
-    starts one, however many students come after it unchanged."""
-    started = []
-
-    class Counted:   # a worker that grades nothing: each student scores 0 of temperature
+def _stand_in_worker(started=None, graded=None):
+    """A Worker class that grades nothing (each student scores 0 of temperature);
+    ``started`` gets each one made, ``graded`` each student it is given."""
+    class StandIn:
         def __init__(self, *args, **kwargs):
-            started.append(self)
+            if started is not None:
+                started.append(self)
 
         def alive(self):
             return True
 
         def grade(self, args, timeout):
+            if graded is not None:
+                graded(args[args.index("--student") + 1])
             return 0, {"score": 0, "max_score": 10, "tests": [], "extra_data": {
                 "exercises": [{"exercise": "temperature", "score": 0, "max_score": 10}]}}, ""
 
         def stop(self, graceful=True):
             pass
 
-    monkeypatch.setattr(batch, "Worker", Counted)
+    return StandIn
+
+
+def test_a_class_starts_a_worker_per_student_to_grade_up_to_its_jobs(tmp_path, monkeypatch):
+    """Workers start as students to grade are found: a re-run where one student changed
+    starts one, however many students come after it unchanged."""
+    started = []
+    monkeypatch.setattr(batch, "Worker", _stand_in_worker(started))
     monkeypatch.setattr(batch, "_shared_zygote", lambda jobs: None)
     submissions, out = tmp_path / "class", tmp_path / "out"
     for name in ("ada", "bob", "cy"):
@@ -454,23 +462,9 @@ def test_a_class_is_graded_while_the_rest_of_it_is_prepared(tmp_path, monkeypatc
         events.append(("prepare", submission.student))
         return prepare(submission, *args)
 
-    class Recorded:   # a worker that grades nothing: each student scores 0 of temperature
-        def __init__(self, *args, **kwargs):
-            pass
-
-        def alive(self):
-            return True
-
-        def grade(self, args, timeout):
-            events.append(("grade", args[args.index("--student") + 1]))
-            return 0, {"score": 0, "max_score": 10, "tests": [], "extra_data": {
-                "exercises": [{"exercise": "temperature", "score": 0, "max_score": 10}]}}, ""
-
-        def stop(self, graceful=True):
-            pass
-
     monkeypatch.setattr(gradebook, "_prepare", prepared)
-    monkeypatch.setattr(batch, "Worker", Recorded)
+    monkeypatch.setattr(batch, "Worker",
+                        _stand_in_worker(graded=lambda student: events.append(("grade", student))))
     monkeypatch.setattr(batch, "_shared_zygote", lambda jobs: None)
     submissions = tmp_path / "class"
     for name in ("ada", "bob", "cy"):
@@ -498,20 +492,7 @@ def test_a_pool_closed_while_its_next_command_is_prepared_waits_and_starts_nothi
 
     started, events, errors = [], [], []
 
-    class Quick:
-        def __init__(self, *args, **kwargs):
-            started.append(self)
-
-        def alive(self):
-            return True
-
-        def grade(self, args, timeout):
-            return 0, {}, ""
-
-        def stop(self, graceful=True):
-            pass
-
-    monkeypatch.setattr(batch, "Worker", Quick)
+    monkeypatch.setattr(batch, "Worker", _stand_in_worker(started))
     monkeypatch.setattr(batch, "_shared_zygote", lambda jobs: None)
     monkeypatch.setattr(threading, "excepthook", lambda args: errors.append(args.exc_value))
     pool = batch.Pool(1, tmp_path, start=1)
@@ -559,22 +540,8 @@ def test_ctrl_c_while_the_rest_of_a_class_is_prepared_leaves_no_class_folder(
         events.append(("prepared", submission.student))
         return out
 
-    class Recorded:
-        def __init__(self, *args, **kwargs):
-            pass
-
-        def alive(self):
-            return True
-
-        def grade(self, args, timeout):
-            return 0, {"score": 0, "max_score": 10, "tests": [], "extra_data": {
-                "exercises": [{"exercise": "temperature", "score": 0, "max_score": 10}]}}, ""
-
-        def stop(self, graceful=True):
-            pass
-
     monkeypatch.setattr(gradebook, "_prepare", prepared)
-    monkeypatch.setattr(batch, "Worker", Recorded)
+    monkeypatch.setattr(batch, "Worker", _stand_in_worker())
     monkeypatch.setattr(batch, "_shared_zygote", lambda jobs: None)
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
     (tmp_path / "tmp").mkdir()
