@@ -50,11 +50,13 @@ _EXERCISES: dict[tuple[str, str], Any] = {}   # (the entry's path, exercise id) 
 def key(course_root: Path, set_id: str, seed_offset: int) -> str:
     """The hash that names the cache entry of one loaded set."""
     asked = (str(course_root), set_id, seed_offset)
-    stamps = _stamps(course_root, set_id)
+    files = [path for top in (course_root / "exercises" / set_id,
+                              course_root / "solutions" / set_id) for path in _files(top)]
+    stamps = _stamps(files)
     known = _KEYS.get(asked)
     if stamps is not None and known is not None and known[0] == stamps:
         return known[1]
-    found = _key(course_root, set_id, seed_offset)
+    found = _key(course_root, set_id, seed_offset, files)
     # a file changed in the last seconds may change again with the same stamps (the
     # clock's grain): such stamps prove nothing yet (git's "racy" files).  Its ctime
     # says when, not its mtime: cp -p, tar or unzip write a file and date it back.
@@ -64,22 +66,22 @@ def key(course_root: Path, set_id: str, seed_offset: int) -> str:
     return found
 
 
-def _stamps(course_root: Path, set_id: str) -> tuple | None:
+def _stamps(files: list[str]) -> tuple | None:
     """Each file's path, size, mtime, ctime and inode; None if one cannot be read (a
     dangling link named *.py, whose name alone is hashed; a file gone meanwhile)."""
     found = []
-    for top in (course_root / "exercises" / set_id, course_root / "solutions" / set_id):
-        for path in _files(top):
-            try:
-                info = os.stat(path)
-            except OSError:
-                return None
-            found.append((path, info.st_size, info.st_mtime_ns, info.st_ctime_ns,
-                          info.st_ino))
+    for path in files:
+        try:
+            info = os.stat(path)
+        except OSError:
+            return None
+        found.append((path, info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino))
     return tuple(found)
 
 
-def _key(course_root: Path, set_id: str, seed_offset: int) -> str:
+def _key(course_root: Path, set_id: str, seed_offset: int, files: list[str]) -> str:
+    """The hash of the set's ``files`` (their paths; the contents of all but its
+    Python), of the code that loads them and of how they are loaded."""
     from .. import __version__
 
     digest = hashlib.sha256()
@@ -89,11 +91,10 @@ def _key(course_root: Path, set_id: str, seed_offset: int) -> str:
     for module in [*sorted(code.glob("*.py")), code.parent / "wire.py"]:
         info = module.stat()
         digest.update(f"{module.name}:{info.st_size}:{info.st_mtime_ns}\0".encode())
-    for top in (course_root / "exercises" / set_id, course_root / "solutions" / set_id):
-        for path in _files(top):
-            digest.update(os.path.relpath(path, course_root).encode() + b"\0")
-            if not path.endswith(".py"):
-                digest.update(hashlib.sha256(Path(path).read_bytes()).digest())
+    for path in files:
+        digest.update(os.path.relpath(path, course_root).encode() + b"\0")
+        if not path.endswith(".py"):
+            digest.update(hashlib.sha256(Path(path).read_bytes()).digest())
     return digest.hexdigest()
 
 
