@@ -299,6 +299,28 @@ def _prctl(option: int, value: int) -> None:
         pass
 
 
+class ChildExits:
+    """A pipe SIGCHLD writes to, so that a child's exit wakes a select() at once."""
+
+    def __init__(self) -> None:
+        self.fd, self._write = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+        signal.set_wakeup_fd(self._write)
+        signal.signal(signal.SIGCHLD, lambda *_: None)
+
+    def drain(self) -> None:
+        try:
+            os.read(self.fd, 4096)
+        except BlockingIOError:
+            pass
+
+    def forget(self) -> None:
+        """In a fork: its children's exits are not the fork's, nor is the pipe."""
+        signal.set_wakeup_fd(-1)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        os.close(self.fd)
+        os.close(self._write)
+
+
 class Template:
     """Forks children on request, reaps them, reports their exits, kills strays.
 
@@ -316,19 +338,14 @@ class Template:
         self.children: dict[int, str] = {}   # pid -> request id
         _prctl(PR_SET_DUMPABLE, 0)
         _prctl(PR_SET_CHILD_SUBREAPER, 1)
-        # a child's exit wakes the loop at once (SIGCHLD writes to this pipe)
-        self.wakeup, self.wakeup_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
-        signal.set_wakeup_fd(self.wakeup_w)
-        signal.signal(signal.SIGCHLD, lambda *_: None)
+        self.wakeup = ChildExits()
 
     def run(self) -> None:
         while True:
-            readable, _, _ = select.select([self.control_fd, self.wakeup], [], [], POLL_SECONDS)
-            if self.wakeup in readable:
-                try:
-                    os.read(self.wakeup, 4096)
-                except BlockingIOError:
-                    pass
+            readable, _, _ = select.select([self.control_fd, self.wakeup.fd], [], [],
+                                           POLL_SECONDS)
+            if self.wakeup.fd in readable:
+                self.wakeup.drain()
             self.reap()
             if self.control_fd in readable:
                 try:
@@ -382,10 +399,7 @@ class Template:
                        "failed": "processes" if exc.errno == errno.EAGAIN else "fork"})
             return
         if pid == 0:
-            signal.set_wakeup_fd(-1)
-            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-            os.close(self.wakeup)
-            os.close(self.wakeup_w)
+            self.wakeup.forget()
             forked_child(request, fds, self.control)
         for fd in fds:
             os.close(fd)
@@ -549,21 +563,16 @@ def zygote(control: socket.socket, modules: set[str],
     _prctl(PR_SET_CHILD_SUBREAPER, 1)
     signal.signal(signal.SIGINT, signal.SIG_IGN)   # the worker's Ctrl-C is the worker's
     # an ended template is collected at once: its run's uid is released only after
-    wakeup, wakeup_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
-    signal.set_wakeup_fd(wakeup_w)
-    signal.signal(signal.SIGCHLD, lambda *_: None)
-    server = _Zygote(control, modules, deeper, (wakeup, wakeup_w))
+    wakeup = ChildExits()
+    server = _Zygote(control, modules, deeper, wakeup)
     while True:
         _reap_templates()
-        watched = [*server.graders, wakeup]
+        watched = [*server.graders, wakeup.fd]
         if server.deeper is not None:
             watched.append(server.deeper.fileno())
         ready = select.select(watched, [], [])[0]
-        if wakeup in ready:
-            try:
-                os.read(wakeup, 4096)
-            except BlockingIOError:
-                pass
+        if wakeup.fd in ready:
+            wakeup.drain()
         for fd in ready:
             if server.deeper is not None and fd == server.deeper.fileno():
                 server.relay()
@@ -579,7 +588,7 @@ class _Zygote:
     the requests passed to it, not yet answered."""
 
     def __init__(self, control: socket.socket, modules: set[str],
-                 deeper: socket.socket | None, wakeup: tuple[int, int]):
+                 deeper: socket.socket | None, wakeup: "ChildExits"):
         self.control, self.modules, self.wakeup = control, modules, wakeup
         self.deeper: socket.socket | None = deeper
         self.graders = {control.fileno(): control}
@@ -611,10 +620,7 @@ class _Zygote:
         if pid == 0:
             code = 1
             try:
-                signal.set_wakeup_fd(-1)
-                signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-                for fd in self.wakeup:
-                    os.close(fd)
+                self.wakeup.forget()
                 # no grader's socket goes into a sandbox
                 for other in [*self.graders.values(), self.deeper]:
                     if other is not None and other is not self.control:
