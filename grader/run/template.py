@@ -134,8 +134,7 @@ class Template:
         a retired template's, taken over instead of starting one."""
         folder = self.folder
         if after is not None:
-            self.process, holder = after.process, after.holder
-            after._taken = True
+            self.process, holder = after.hand_over()
         else:
             holder = self._hold(own, console)
         self.holder = holder
@@ -202,6 +201,12 @@ class Template:
         self._retiring = False
         self.stop()
         return False
+
+    def hand_over(self) -> tuple[Any, int | None]:
+        """A retired template's sandbox (its holder's process and pid 1), for the next
+        template: no longer this one's to stop."""
+        self._taken = True
+        return self.process, self.holder
 
     def fork(self, workdir: Path, limits: Limits, preload: tuple[str, ...],
              stdin: int, notify: int, console: int) -> "ForkedChild":
