@@ -362,10 +362,8 @@ class Template:
         then may a zygote's next template take its sandbox over (Template.retire)."""
         if not self.kill_all:
             return
-        for pid in self.children:
-            _kill_group(pid)
+        _kill_everything_else()   # its children too, each reaped
         self.children.clear()
-        _kill_everything_else()
         try:
             self.control.send(json.dumps({"ended": True}).encode())
         except OSError:
