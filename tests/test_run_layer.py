@@ -4,6 +4,7 @@ import json
 import os
 import signal
 import tempfile
+import time
 
 import pytest
 
@@ -86,40 +87,90 @@ def test_diagnosis_reads_the_exit_status_and_the_limits(code, level, crash):
 
 # ------------------------------------------------------------ the channel
 
-def test_channel_refuses_a_planted_link(tmp_path):
+def test_channel_refuses_a_planted_link_and_reads_answers_from_its_pipe_only(tmp_path):
     secret = tmp_path / "secret.txt"
     secret.write_text("answer key")
     work = tmp_path / "work"
     work.mkdir()
     (work / "req-000001.json").symlink_to(secret)
-    (work / "ans-000002.json").symlink_to(secret)
+    (work / "ans-000002.json").write_text(json.dumps({"status": "ok", "value": 1}))
     channel = Channel(work)
     try:
         assert channel.send("000001", {"op": "load"}) is False   # never written through
         assert secret.read_text() == "answer key"
-        with pytest.raises(OSError):
-            channel.read_private("ans-000002.json", 1000)
-        assert channel.read_answer("000002", 1000).status is Status.BAD_ANSWER
-        assert secret.read_text() == "answer key"
+        # a file the child wrote is not an answer: only its pipe is read
+        assert channel.wait(time.monotonic() + 0.1, lambda: False, 1000) is Waited.TIMEOUT
+        assert channel.wait(time.monotonic() + 5, lambda: True, 1000) is Waited.EXITED
     finally:
         channel.close()
 
 
-def test_channel_caps_what_it_reads_and_times_out(tmp_path):
+def _frame(rid, payload):
+    body = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+    return f"{rid} {len(body)}\n".encode() + body
+
+
+@pytest.fixture
+def channel(tmp_path):
     channel = Channel(tmp_path, disk_cap=4096)
-    try:
-        channel.write_new("ans-000001.json", json.dumps({"status": "ok", "value": 1}).encode())
-        with pytest.raises(OSError):
-            channel.write_new("ans-000001.json", b"again")   # never over a file
-        assert channel.wait("000001", 0, lambda: False) is Waited.ANSWER
-        assert channel.read_answer("000001", 10).status is Status.TOO_LARGE
-        assert not (tmp_path / "ans-000001.json").exists()
-        assert channel.wait("000002", 0, lambda: False) is Waited.TIMEOUT
-        assert channel.wait("000002", 0, lambda: True) is Waited.EXITED
-        (tmp_path / "big").write_bytes(os.urandom(64 * 1024))
-        assert channel.over_disk_cap()
-    finally:
-        channel.close()
+    yield channel
+    channel.close()
+
+
+def test_channel_reads_frames_in_order_also_in_pieces(channel):
+    first, second = _frame("000001", {"status": "ok", "value": 1}), _frame("000002", {
+        "status": "ok", "value": 2})
+    os.write(channel.answers_w, first[:5])
+    assert channel.wait(time.monotonic() + 0.05, lambda: False, 1000) is Waited.TIMEOUT
+    os.write(channel.answers_w, first[5:] + second)
+    soon = time.monotonic() + 5
+    assert channel.wait(soon, lambda: False, 1000) is Waited.ANSWER
+    assert channel.read_answer("000001", 1000).value == 1
+    assert channel.wait(soon, lambda: False, 1000) is Waited.ANSWER
+    assert channel.read_answer("000002", 1000).value == 2
+    assert not channel.broken
+    assert channel.wait(time.monotonic() + 0.05, lambda: False, 1000) is Waited.TIMEOUT
+    assert channel.wait(time.monotonic() + 0.05, lambda: True, 1000) is Waited.EXITED
+
+
+@pytest.mark.parametrize("stream, status, broken", [
+    (_frame("000002", {"status": "ok", "value": 1}), Status.BAD_ANSWER, True),   # another's
+    (_frame("000001", {"status": "ok", "value": "x" * 200}), Status.TOO_LARGE, True),
+    (b"000001 twelve\n{}", Status.BAD_ANSWER, True),
+    (b"0" * 100, Status.BAD_ANSWER, True),                                  # no header at all
+    (_frame("000001", b"{not json"), Status.BAD_ANSWER, False),   # read whole: still in step
+])
+def test_a_frame_that_cannot_be_read_is_a_bad_answer(channel, stream, status, broken):
+    os.write(channel.answers_w, stream)
+    assert channel.wait(time.monotonic() + 5, lambda: False, 100) is Waited.ANSWER
+    assert channel.read_answer("000001", 100).status is status
+    assert channel.broken is broken   # broken: nothing more is read from this child
+
+
+def test_the_grader_reads_no_more_than_one_frame_ahead(channel):
+    os.write(channel.answers_w, _frame("000001", {"status": "ok", "value": 1}) + b"9" * 60_000)
+    assert channel.wait(time.monotonic() + 5, lambda: False, 100) is Waited.ANSWER
+    assert len(channel._buffer) <= 40 + 100 + 1
+    assert channel.read_answer("000001", 100).value == 1
+
+
+def test_a_half_frame_from_a_child_that_ended_is_no_answer(channel):
+    os.write(channel.answers_w, _frame("000001", {"status": "ok", "value": 1})[:-3])
+    os.close(channel.answers_w)
+    channel.answers_w = None
+    assert channel.wait(time.monotonic() + 5, lambda: True, 100) is Waited.EXITED
+
+
+def test_channel_caps_the_work_folder_and_times_out(channel, tmp_path):
+    assert channel.wait(time.monotonic(), lambda: False, 100) is Waited.TIMEOUT
+    assert channel.wait(time.monotonic(), lambda: True, 100) is Waited.EXITED
+    channel.write_new("job.json", b"{}")
+    with pytest.raises(OSError):
+        channel.write_new("job.json", b"again")   # never over a file
+    (tmp_path / "big").write_bytes(os.urandom(64 * 1024))
+    assert channel.over_disk_cap()
+    os.write(channel.answers_w, _frame("000001", {"status": "ok", "value": 1}))
+    assert channel.wait(time.monotonic() + 5, lambda: False, 100) is Waited.DISK
 
 
 # ------------------------------------------------------------ a real child

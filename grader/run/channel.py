@@ -1,11 +1,13 @@
-"""The request/answer files in one child's work folder, seen from the grader.
+"""The request files in one child's work folder and its answer pipe, seen from the grader.
 
 The grader writes ``req-ID.json`` (and ``job.json``) into the child's folder,
 never through a link and never over an existing file, and the id on the
-child's stdin; the child writes ``ans-ID.json`` and pokes the notify pipe.
-The grader reads only regular files there, size-capped, through a descriptor
-of the folder (a link the child plants is refused).  It also keeps the
-folder under its disk cap.
+child's stdin.  The child answers on its answer pipe: a line ``ID LENGTH`` and
+that many bytes of JSON, one frame a call, in the order of the requests (a
+pipe, not a file a call: two files, a rename and a wake-up less a call, on
+both sides).  The grader reads at most one frame's cap ahead and refuses a
+frame for another id, or over the cap; the stream is then broken and the
+child is not asked again.  It also keeps the folder under its disk cap.
 """
 
 import enum
@@ -23,19 +25,24 @@ from .outcome import CallOutcome, Status, outcome_from_answer
 
 SIZE_CHECK_EVERY = 0.2   # seconds between checks of the work folder's size
 MAX_WORK_ENTRIES = 10_000
+HEADER_BYTES = 40        # "ID LENGTH\n": an id of the grader's and a length
+READ_BYTES = 1 << 16
 
 
 class Waited(enum.Enum):
     """How a wait for an answer ended."""
 
-    ANSWER = "answer"     # the answer file is there
-    EXITED = "exited"     # the child is gone and wrote no answer
+    ANSWER = "answer"     # a whole frame is there (or one that cannot be read)
+    EXITED = "exited"     # the child is gone and sent no answer
     DISK = "disk"         # the work folder is over its disk cap
     TIMEOUT = "timeout"   # the deadline passed
 
 
 class Channel:
     """The files and pipes through which the grader talks to one child.
+
+    ``broken``: a frame could not be read (another id, over the cap, no header);
+    nothing more is read from this child.
 
     ``disk_cap``: bytes the work folder may hold (None: not checked);
     ``identity``: the run's own uid, which gets the files written here;
@@ -49,19 +56,23 @@ class Channel:
         self._dir_fd = os.open(workdir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
         self._cap_fd = None if cap_scope is None else os.open(
             cap_scope, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-        self.notify, self.notify_w = os.pipe()   # the child gets the write end
+        self.answers, self.answers_w = os.pipe()   # the answers; the child gets the write end
+        os.set_blocking(self.answers, False)
+        self._buffer = bytearray()
+        self._eof = False
+        self.broken = False
 
     def attach(self, stdin: IO[bytes] | None) -> None:
         """The child started: its stdin is ours, the pipe's write end is its own."""
         self.stdin = stdin
-        os.close(self.notify_w)
-        self.notify_w = None
+        os.close(self.answers_w)
+        self.answers_w = None
 
     def close(self) -> None:
-        for fd in (self.notify, self.notify_w, self._dir_fd, self._cap_fd):
+        for fd in (self.answers, self.answers_w, self._dir_fd, self._cap_fd):
             if fd is not None:
                 os.close(fd)
-        self.notify = self.notify_w = self._dir_fd = self._cap_fd = None
+        self.answers = self.answers_w = self._dir_fd = self._cap_fd = None
         if self.stdin is not None:
             try:
                 self.stdin.close()
@@ -98,47 +109,93 @@ class Channel:
             os.close(fd)
 
     # ------------------------------------------------------------ answers
-    def wait(self, rid: str, deadline: float, exited: Callable[[], bool]) -> Waited:
-        """Wait for ``ans-ID.json`` until ``deadline`` (monotonic); a ``Waited``.
+    def wait(self, deadline: float, exited: Callable[[], bool], limit: int) -> Waited:
+        """Wait for the next frame until ``deadline`` (monotonic); a ``Waited``.
 
-        ``exited()``: whether the child is gone (then its answer, if any, counts).
+        ``exited()``: whether the child is gone (then a frame it sent still counts);
+        ``limit``: the most bytes a frame may hold.
         """
-        answer = f"ans-{rid}.json"
         next_size_check = time.monotonic() + SIZE_CHECK_EVERY
         while True:
-            if self.exists(answer):
+            if self.broken or self._frame(limit) is not None:
                 return Waited.DISK if self.over_disk_cap() else Waited.ANSWER
-            if exited():
-                return Waited.ANSWER if self.exists(answer) else Waited.EXITED
             now = time.monotonic()
             if now >= next_size_check:
                 if self.over_disk_cap():
                     return Waited.DISK
                 next_size_check = now + SIZE_CHECK_EVERY
             remaining = deadline - now
-            if remaining <= 0:
+            if self._eof:   # no frame can come now: wait for the child's end
+                if exited():
+                    return Waited.EXITED
+                if remaining <= 0:
+                    return Waited.TIMEOUT
+                time.sleep(min(remaining, 0.01))
+                continue
+            readable, _, _ = select.select([self.answers], [], [], max(0, min(remaining, 0.05)))
+            if readable:
+                self._fill(limit)
+            elif exited():   # what it sent before it ended was readable: none came
+                return Waited.EXITED
+            elif remaining <= 0:
                 return Waited.TIMEOUT
-            readable, _, _ = select.select([self.notify], [], [], min(remaining, 0.05))
-            if readable and not os.read(self.notify, 4096):
-                time.sleep(min(remaining, 0.01))  # pipe closed: keep polling
+
+    def _fill(self, limit: int) -> None:
+        """Read what the pipe holds, never more than one frame's cap ahead."""
+        room = HEADER_BYTES + limit + 1 - len(self._buffer)
+        try:
+            data = os.read(self.answers, max(1, min(room, READ_BYTES)))
+        except BlockingIOError:
+            return
+        if data:
+            self._buffer += data
+        else:
+            self._eof = True
+
+    def _frame(self, limit: int) -> tuple[str, int, int] | None:
+        """(id, start, end) of the whole frame at the buffer's head, None while it is
+        incomplete; a header that cannot be read breaks the stream."""
+        newline = self._buffer.find(b"\n", 0, HEADER_BYTES)
+        if newline < 0:
+            if len(self._buffer) >= HEADER_BYTES:
+                self.broken = True
+            return None
+        parts = bytes(self._buffer[:newline]).split(b" ")
+        if len(parts) != 2 or not parts[0].isdigit() or not parts[1].isdigit():
+            self.broken = True
+            return None
+        size = int(parts[1])
+        if size > limit:
+            self.broken = True
+            return None
+        end = newline + 1 + size
+        return (parts[0].decode(), newline + 1, end) if len(self._buffer) >= end else None
 
     def read_answer(self, rid: str, limit: int) -> CallOutcome:
-        """The validated outcome in ``ans-ID.json`` (at most ``limit`` bytes); both
-        files of the call are removed (read once: free the disk now)."""
-        name = f"ans-{rid}.json"
+        """The validated outcome of the frame for ``rid`` (at most ``limit`` bytes);
+        its request file is removed (read once: free the disk now)."""
         try:
-            text = self.read_private(name, limit)
+            os.unlink(f"req-{rid}.json", dir_fd=self._dir_fd)
+        except OSError:
+            pass
+        frame = None if self.broken else self._frame(limit)
+        if frame is None or frame[0] != rid:
+            self.broken = True
+            return CallOutcome(Status.TOO_LARGE, detail="answer over the size cap") \
+                if self._over(limit) else \
+                CallOutcome(Status.BAD_ANSWER, detail="the answer stream was tampered with")
+        _, start, end = frame
+        text = bytes(self._buffer[start:end])
+        del self._buffer[:end]
+        try:
             return outcome_from_answer(json.loads(text), hashlib.sha256(text).hexdigest())
-        except OverflowError:
-            return CallOutcome(Status.TOO_LARGE, detail="answer file over the size cap")
-        except (OSError, ValueError, RecursionError, TypeError, wire.WireError) as exc:
+        except (ValueError, RecursionError, TypeError, wire.WireError) as exc:
             return CallOutcome(Status.BAD_ANSWER, detail=str(exc)[:200])
-        finally:
-            for done in (name, f"req-{rid}.json"):
-                try:
-                    os.unlink(done, dir_fd=self._dir_fd)
-                except OSError:
-                    pass
+
+    def _over(self, limit: int) -> bool:
+        """Whether the head of the buffer announced a frame over ``limit`` bytes."""
+        head = bytes(self._buffer[:HEADER_BYTES]).split(b"\n", 1)[0].split(b" ")
+        return len(head) == 2 and head[1].isdigit() and int(head[1]) > limit
 
     def read_private(self, name: str, limit: int, tail: bool = False) -> bytes:
         """Read at most ``limit`` bytes of a regular file of the child's folder (no links).
@@ -169,13 +226,6 @@ class Channel:
             return self.read_private("console.log", limit, tail=True).decode("utf-8", "replace")
         except OSError:
             return ""
-
-    def exists(self, name: str) -> bool:
-        try:
-            os.stat(name, dir_fd=self._dir_fd, follow_symlinks=False)
-            return True
-        except OSError:
-            return False
 
     # ------------------------------------------------------------ the disk cap
     def over_disk_cap(self) -> bool:

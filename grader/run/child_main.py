@@ -4,14 +4,14 @@ Runs as a script in the run's sandbox, beside a copy of the wire module,
 never inside the grader.  The template drops its privileges, imports numpy
 (and, when asked, sympy) once, and waits on a control socket; for each fork
 request (a work folder, limits, and three descriptors: the request pipe, the
-notify pipe, the console) it forks a child that starts a session of its own,
+answer pipe, the console) it forks a child that starts a session of its own,
 lowers its limits and imports one submission module.  Children never return
 into the template, so one exercise's monkeypatching cannot reach the next.
 
 A child reads request ids on stdin, the request in ``req-ID.json``, runs the
-call, writes ``ans-ID.json`` atomically and pokes the notify pipe.  Nothing
-it prints is read as a result: the grader reads answer files only, and
-decodes them with the same strict wire module.  The template reports each
+call and sends its answer on the answer pipe (``ID LENGTH``, then the JSON).
+Nothing it prints is read as a result: the grader reads that pipe only, and
+decodes it with the same strict wire module.  The template reports each
 child's exit status; the grader believes it only about that child.
 """
 
@@ -210,30 +210,27 @@ def _array_bytes(value: Any) -> int:
     return sum(v.nbytes * 4 // 3 for v in items[:1000] if type(v) is numpy.ndarray)
 
 
-def write_answer(workdir: str, rid: str, answer: dict[str, Any]) -> None:
-    path = os.path.join(workdir, f"ans-{rid}.json")
-    tmp = path + ".tmp"
-    text = json.dumps(answer, allow_nan=False)   # dumps: C-encoded, unlike dump
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.replace(tmp, path)
+def write_answer(answers: int, rid: str, answer: dict[str, Any]) -> None:
+    """One frame on the answer pipe: ``ID LENGTH``, a newline, the JSON."""
+    text = json.dumps(answer, allow_nan=False).encode()   # dumps: C-encoded, unlike dump
+    frame = memoryview(b"%s %d\n" % (rid.encode("ascii"), len(text)) + text)
+    while frame:
+        frame = frame[os.write(answers, frame):]
 
 
-def serve(workdir: str, notify_fd: int) -> None:
+def serve(workdir: str, answers: int) -> None:
     """Answer requests until stdin closes (a forked child's whole life)."""
-    with open(os.path.join(workdir, "job.json"), encoding="utf-8") as f:
-        job = json.load(f)
-    notify = os.fdopen(notify_fd, "wb", buffering=0)
+    with open(os.path.join(workdir, "job.json"), "rb") as f:
+        job = json.loads(f.read())
     requests = os.fdopen(0, "rb", closefd=False)
     sys.stdin = io.StringIO("")
     sys.path[:] = [job["submission"]] + sys.path
     child = Child(job)
     for line in requests:
         rid = line.strip().decode("ascii")
-        with open(os.path.join(workdir, f"req-{rid}.json"), encoding="utf-8") as f:
-            request = json.load(f)
-        write_answer(workdir, rid, child.handle(request))
-        notify.write(b".")
+        with open(os.path.join(workdir, f"req-{rid}.json"), "rb") as f:
+            request = json.loads(f.read())
+        write_answer(answers, rid, child.handle(request))
 
 
 def apply_limits(limits: dict[str, int] | None) -> None:
@@ -263,7 +260,7 @@ def forked_child(request: dict[str, Any], fds: list[int], control: socket.socket
     try:
         control.close()
         os.setsid()
-        stdin_fd, notify_fd, console_fd = fds
+        stdin_fd, answers_fd, console_fd = fds
         os.dup2(stdin_fd, 0)
         os.dup2(console_fd, 1)
         os.dup2(console_fd, 2)
@@ -275,7 +272,7 @@ def forked_child(request: dict[str, Any], fds: list[int], control: socket.socket
         os.environ.update(HOME=workdir, TMPDIR=workdir)
         if "tempfile" in sys.modules:   # numpy imported it: forget the template's folder
             sys.modules["tempfile"].tempdir = None  # type: ignore[attr-defined]
-        serve(workdir, notify_fd)
+        serve(workdir, answers_fd)
     except MemoryError:   # no traceback: printing it may need memory too
         code = EXIT_OUT_OF_MEMORY
     except BaseException:  # the grader sees the exit status; the console shows why

@@ -7,8 +7,8 @@ again after a hang or crash, and turns each call into a ``CallOutcome``.
 The pieces under it:
 
   outcome   Status, Crash, CallOutcome; validation of an answer file
-  channel   the request/answer files in the child's folder, the notify
-            pipe, the folder's disk cap
+  channel   the request files in the child's folder, its answer pipe, the
+            folder's disk cap
   template  the run's one sandbox: a warm process that forks the children
   child     start/kill/wait the template's process; why a process died
 
@@ -420,7 +420,7 @@ class StudentProcess:
                               os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
             try:
                 self.child = self.template.fork(self.workdir, self.limits, self.preload,
-                                                stdin_r, channel.notify_w, console)
+                                                stdin_r, channel.answers_w, console)
                 self.folder.remove_retired()   # the fork confirmed their children's deaths
             finally:
                 os.close(console)
@@ -475,7 +475,8 @@ class StudentProcess:
                 outcome = rid if isinstance(rid, CallOutcome) else \
                     self._await(rid, time.monotonic() + self.limits.time)
                 outcomes.append(_judged_inputs(outcome, sent))
-                if outcome.status in (Status.TIMEOUT, Status.CRASHED, Status.BAD_ANSWER):
+                if outcome.status in (Status.TIMEOUT, Status.CRASHED, Status.BAD_ANSWER) \
+                        or (self.channel is not None and self.channel.broken):
                     self.close(wait=True)
                     break
         return outcomes
@@ -541,10 +542,10 @@ class StudentProcess:
         return rid
 
     def _await(self, rid, deadline, seconds=None):
-        waited = self.channel.wait(rid, deadline, self.child.exited)
+        limit = self.limits.answer + 2 * self.limits.output + 65536
+        waited = self.channel.wait(deadline, self.child.exited, limit)
         if waited is Waited.ANSWER:
-            return self._unstaged(self.channel.read_answer(
-                rid, self.limits.answer + 2 * self.limits.output + 65536))
+            return self._unstaged(self.channel.read_answer(rid, limit))
         if waited is Waited.EXITED:
             return self._crashed()
         if waited is Waited.DISK:

@@ -209,7 +209,7 @@ class Template:
         return self.process, self.holder
 
     def fork(self, workdir: Path, limits: Limits, preload: tuple[str, ...],
-             stdin: int, notify: int, console: int) -> "ForkedChild":
+             stdin: int, answers: int, console: int) -> "ForkedChild":
         """A new child in ``workdir``; TemplateGone if the template cannot make one.
 
         A fork the run's uid may not make (too many processes) comes back as a
@@ -224,7 +224,7 @@ class Template:
                        "fsize": sandbox.file_size_cap(limits),
                        "processes": limits.processes + self.own_processes}}
         self.preloaded.update(preload)
-        self._send(request, [stdin, notify, console])
+        self._send(request, [stdin, answers, console])
         seconds = ANSWER_SECONDS + (limits.import_time if request["preload"] else 0)
         reply = self._wait(lambda: self._replies.get(rid), seconds)
         if reply is None:
