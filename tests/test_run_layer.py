@@ -117,6 +117,25 @@ def channel(tmp_path):
     channel.close()
 
 
+def test_requests_written_ahead_share_one_file_and_one_line(channel, tmp_path):
+    child_end = os.dup(channel.answers_w)   # the child's, kept past attach()
+    read, write = os.pipe()
+    channel.attach(os.fdopen(write, "wb"))
+    try:
+        assert channel.send("000001", b'[{"op": "a"}, {"op": "b"}]', ["000002"])
+        assert os.read(read, 100) == b"000001 000002\n"
+        assert [p.name for p in tmp_path.iterdir()] == ["req-000001.json"]
+        for rid in ("000001", "000002"):
+            os.write(child_end, _frame(rid, {"status": "ok", "value": int(rid)}))
+        for rid in ("000001", "000002"):
+            assert channel.wait(time.monotonic() + 5, lambda: False, 100) is Waited.ANSWER
+            assert channel.read_answer(rid, 100).value == int(rid)
+            assert list(tmp_path.iterdir()) == []   # read: its file goes
+    finally:
+        os.close(child_end)
+        os.close(read)
+
+
 def test_channel_reads_frames_in_order_also_in_pieces(channel):
     first, second = _frame("000001", {"status": "ok", "value": 1}), _frame("000002", {
         "status": "ok", "value": 2})

@@ -171,3 +171,14 @@ def test_requests_written_ahead_never_fill_a_shrunken_stdin(tmp_path):
         folder.close()
     assert outcomes[0].status.value == "timeout"
     assert [o.value for o in outcomes[1:]] == list(range(1, 1500))
+
+
+def test_calls_written_ahead_in_one_file_go_on_in_a_fresh_child_after_a_crash(child):
+    """A window of calls is one request file; the calls after the one that killed the
+    child, and after one that hung it, are asked again of the next child, in order."""
+    calls = [("double", ([1.0],), None), ("leave", (), None), ("double", ([2.0],), None),
+             ("hang", (), None), ("double", ([3.0],), None), ("boom", (0,), None)]
+    outcomes = child.call_many(calls)
+    assert [o.status.value for o in outcomes] == ["ok", "crashed", "ok", "timeout", "ok", "ok"]
+    assert [list(outcomes[i].value) for i in (0, 2, 4)] == [[2.0], [4.0], [6.0]]
+    assert outcomes[5].value == 1 and child.restarts == 2

@@ -17,7 +17,7 @@ import os
 import select
 import stat
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import IO, Any
 
 from .. import wire
@@ -61,6 +61,7 @@ class Channel:
         self._buffer = bytearray()
         self._eof = False
         self.broken = False
+        self._requests: set[str] = set()   # the ids that name a request file
 
     def attach(self, stdin: IO[bytes] | None) -> None:
         """The child started: its stdin is ours, the pipe's write end is its own."""
@@ -81,8 +82,10 @@ class Channel:
             self.stdin = None
 
     # ------------------------------------------------------------ requests
-    def send(self, rid: str, request: dict[str, Any] | bytes) -> bool:
-        """Write ``req-ID.json`` (``request``, or its JSON) and the id on the child's stdin.
+    def send(self, rid: str, request: dict[str, Any] | bytes, then: Sequence[str] = ()) -> bool:
+        """Write ``req-ID.json`` (``request``, or its JSON) and the id on the child's stdin;
+        ``then``: the ids of more requests in the same file (``request`` is then the JSON
+        list of them all), on the same line.
 
         False if the request file could not be created (the child planted a
         file or link under that name); BrokenPipeError/OSError if the child is gone.
@@ -93,7 +96,8 @@ class Channel:
             self.write_new(f"req-{rid}.json", data)
         except OSError:
             return False
-        self.stdin.write(f"{rid}\n".encode())
+        self._requests.add(rid)
+        self.stdin.write(" ".join((rid, *then)).encode() + b"\n")
         self.stdin.flush()
         return True
 
@@ -174,10 +178,12 @@ class Channel:
     def read_answer(self, rid: str, limit: int) -> CallOutcome:
         """The validated outcome of the frame for ``rid`` (at most ``limit`` bytes);
         its request file is removed (read once: free the disk now)."""
-        try:
-            os.unlink(f"req-{rid}.json", dir_fd=self._dir_fd)
-        except OSError:
-            pass
+        if rid in self._requests:
+            self._requests.discard(rid)
+            try:
+                os.unlink(f"req-{rid}.json", dir_fd=self._dir_fd)
+            except OSError:
+                pass
         frame = None if self.broken else self._frame(limit)
         if frame is None or frame[0] != rid:
             self.broken = True

@@ -8,7 +8,8 @@ answer pipe, the console) it forks a child that starts a session of its own,
 lowers its limits and imports one submission module.  Children never return
 into the template, so one exercise's monkeypatching cannot reach the next.
 
-A child reads request ids on stdin, the request in ``req-ID.json``, runs the
+A child reads request ids on stdin, the requests in ``req-ID.json`` (of the
+line's first id: one request, or the list of several written ahead), runs each
 call and sends its answer on the answer pipe (``ID LENGTH``, then the JSON).
 Nothing it prints is read as a result: the grader reads that pipe only, and
 decodes it with the same strict wire module.  The template reports each
@@ -226,11 +227,12 @@ def serve(workdir: str, answers: int) -> None:
     sys.stdin = io.StringIO("")
     sys.path[:] = [job["submission"]] + sys.path
     child = Child(job)
-    for line in requests:
-        rid = line.strip().decode("ascii")
-        with open(os.path.join(workdir, f"req-{rid}.json"), "rb") as f:
-            request = json.loads(f.read())
-        write_answer(answers, rid, child.handle(request))
+    for line in requests:   # the ids of one request file: of a request, or of a list
+        rids = line.decode("ascii").split()
+        with open(os.path.join(workdir, f"req-{rids[0]}.json"), "rb") as f:
+            batch = json.loads(f.read())
+        for rid, request in zip(rids, batch if len(rids) > 1 else [batch]):
+            write_answer(answers, rid, child.handle(request))
 
 
 def apply_limits(limits: dict[str, int] | None) -> None:

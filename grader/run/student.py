@@ -482,18 +482,20 @@ class StudentProcess:
         return outcomes
 
     def _send_ahead(self, requests):
-        """(id or CallOutcome, request) for the first requests that fit the window;
-        a send that fails ends it (the child is gone: its outcome says so)."""
-        sent, size = [], 0
+        """(id or CallOutcome, request) for the first requests that fit the window, all
+        in one file; a send that fails ends it (the child is gone: its outcome says so)."""
+        window, size = [], 0
         for one in requests:
             size += len(one.data)
-            if sent and (size > PIPELINE_BYTES or len(sent) >= PIPELINE_REQUESTS):
+            if window and (size > PIPELINE_BYTES or len(window) >= PIPELINE_REQUESTS):
                 break
-            rid = self._send(one.data)
-            sent.append((rid, one))
-            if isinstance(rid, CallOutcome):
-                break
-        return sent
+            window.append(one)
+        if len(window) == 1:
+            return [(self._send(window[0].data), window[0])]
+        rids = self._send(b"[" + b",".join(one.data for one in window) + b"]", len(window))
+        if isinstance(rids, CallOutcome):
+            return [(rids, window[0])]
+        return list(zip(rids, window))
 
     def prestart(self) -> None:
         """Start the child and its import now, to overlap with other work."""
@@ -530,16 +532,18 @@ class StudentProcess:
         self.load_failure = loaded
         return loaded
 
-    def _send(self, request):
-        """Write a request and wake the child; its id, or a CallOutcome if it died."""
-        self._next_id += 1
-        rid = f"{self._next_id:06d}"
+    def _send(self, request, count=None):
+        """Write a request and wake the child; its id, or a CallOutcome if it died.
+        ``count``: ``request`` is the JSON list of that many; their ids."""
+        first = self._next_id + 1
+        self._next_id += count or 1
+        rids = [f"{n:06d}" for n in range(first, self._next_id + 1)]
         try:
-            if not self.channel.send(rid, request):   # a file or link planted under that name
+            if not self.channel.send(rids[0], request, rids[1:]):   # a file or link planted
                 return CallOutcome(Status.BAD_ANSWER, detail="the work folder was tampered with")
         except (BrokenPipeError, OSError):
             return self._crashed()
-        return rid
+        return rids if count else rids[0]
 
     def _await(self, rid, deadline, seconds=None):
         limit = self.limits.answer + 2 * self.limits.output + 65536
