@@ -27,7 +27,7 @@ from ..course.spec import Exercise
 from ..errors import CourseError
 from ..run.outcome import CallOutcome, Crash, Status
 from ..run.references import Reference
-from ..run.student import StudentProcess
+from ..run.student import Request, StudentProcess, wire_request
 from . import bounded
 from .check import load_lines, outcome_lines
 from .compare import same_answer
@@ -112,8 +112,9 @@ def outcome_from_wire(data: Any) -> CallOutcome:
                        crash=Crash.from_plain(crash) if crash else None)
 
 
-def _answer_call(event, processes):
-    """Make a fork's call into the student's process (the parent owns it).
+def _answer_call(event, processes, sent=None):
+    """Make a fork's call into the student's process (the parent owns it); ``sent``:
+    its Request, made before (a replay's).
 
     One student process alive at a time: the others of the run are closed first,
     so no exercise's code can reach (signal, kill) another's live process.
@@ -122,8 +123,8 @@ def _answer_call(event, processes):
     for other in processes.values():
         if other is not process:
             other.close()
-    args, kwargs = wire.decode(event["args"], lazy=True), wire.decode(event["kwargs"], lazy=True)
-    outcome = process.call(str(event["call"]), args, kwargs)
+    sent = sent or wire_request(str(event["call"]), event["args"], event["kwargs"])
+    outcome = process.call_many([sent])[0]
     # the module could not be imported: said as such (its import limit, not a call's)
     return {**outcome_to_wire(outcome), "load": outcome is process.load_failure}
 
@@ -155,6 +156,7 @@ class Replays:
         self.files: tuple | None = None
         self.order: list[str] | None = None
         self.runs: dict[tuple[str, tuple], list[tuple[list[tuple[str, str]], dict]]] = {}
+        self.requests: dict[str, tuple[dict, Request]] = {}   # a recorded call, as sent
 
     def follow(self, by_file: Mapping[Path, Exercise]) -> "Replays":
         """These replays, for these test files as they are now: other files, or a
@@ -162,7 +164,7 @@ class Replays:
         files = tuple(sorted((str(p), os.stat(p).st_mtime_ns, os.stat(p).st_size)
                              for p in by_file))
         if files != self.files:
-            self.files, self.order, self.runs = files, None, {}
+            self.files, self.order, self.runs, self.requests = files, None, {}, {}
         return self
 
     def record(self, event: dict, exercise: Exercise, steps: list[tuple[str, str]]) -> None:
@@ -183,9 +185,12 @@ class Replays:
             if ended:
                 return ended[0]
             request = runs[0][0][step][0]
-            call = json.loads(request)
-            reply = _answer_call(dict(zip(("call", "exercise", "args", "kwargs"), call)),
-                                 processes)
+            if request not in self.requests:   # parsed and made once for every student
+                event = dict(zip(("call", "exercise", "args", "kwargs"), json.loads(request)))
+                self.requests[request] = (event, wire_request(
+                    str(event["call"]), event["args"], event["kwargs"]))
+            event, sent = self.requests[request]
+            reply = _answer_call(event, processes, sent)
             made.append((request, reply))
             taken = (request, _answer_key(reply))
             runs = [(steps, event) for steps, event in runs if steps[step] == taken]

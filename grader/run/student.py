@@ -268,18 +268,23 @@ class Request:
 
 def request(function: str, args: Sequence[Any] = (),
             kwargs: dict[str, Any] | None = None) -> Request:
-    encoded = {"op": "call", "function": function, "args": wire.encode(list(args)),
-               "kwargs": wire.encode(dict(kwargs or {}))}
-    return Request(json.dumps(encoded, allow_nan=False).encode(),
-                   wire.digest(encoded["args"], encoded["kwargs"]))
+    return wire_request(function, wire.encode(list(args)), wire.encode(dict(kwargs or {})))
+
+
+def wire_request(function: str, args: Any, kwargs: Any) -> Request:
+    """A Request of arguments already in wire form (a list, a dict): a hidden test's,
+    as its fork sent them, need not be decoded to be encoded again."""
+    encoded = {"op": "call", "function": function, "args": args, "kwargs": kwargs}
+    return Request(json.dumps(encoded, allow_nan=False).encode(), wire.digest(args, kwargs))
 
 
 def _judged_inputs(outcome, sent):
     """Whether the call changed its inputs, judged here from what was sent (not by
     the child's own verdict)."""
-    if not outcome.ok:
+    mutated = outcome.inputs_digest != sent.digest
+    if not outcome.ok or mutated == outcome.mutated_args:   # a copy only to change it
         return outcome
-    return dataclasses.replace(outcome, mutated_args=outcome.inputs_digest != sent.digest)
+    return dataclasses.replace(outcome, mutated_args=mutated)
 
 
 def _unlock(folder):
