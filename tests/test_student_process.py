@@ -2,7 +2,9 @@
 
 import os
 import signal
+import stat
 import textwrap
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -182,3 +184,39 @@ def test_calls_written_ahead_in_one_file_go_on_in_a_fresh_child_after_a_crash(ch
     assert [o.status.value for o in outcomes] == ["ok", "crashed", "ok", "timeout", "ok", "ok"]
     assert [list(outcomes[i].value) for i in (0, 2, 4)] == [[2.0], [4.0], [6.0]]
     assert outcomes[5].value == 1 and child.restarts == 2
+
+
+@pytest.mark.parametrize("level", ["none", "process"])
+def test_a_staged_copy_keeps_links_and_times_leaves_pipes_out_and_is_the_runs(tmp_path, level,
+                                                                          request):
+    if level == "process" and os.geteuid() != 0:
+        pytest.skip("a uid of the run's own needs root")
+    if level == "process":
+        request.getfixturevalue("reachable_python")
+    sub = tmp_path / "sub"
+    (sub / "models").mkdir(parents=True)
+    (sub / "mod.py").write_text("x = 1\n")
+    os.chmod(sub / "mod.py", 0o664)
+    (sub / "alias.py").symlink_to("mod.py")
+    (sub / "models" / "m.json").write_text("{}")
+    os.mkfifo(sub / "pipe")
+    folder = RunFolder(sandbox.plan(level))
+    try:
+        staged, = map(Path, folder.stage(sub))
+        assert sorted(p.name for p in staged.iterdir()) == ["alias.py", "mod.py", "models"]
+        assert os.readlink(staged / "alias.py") == "mod.py"
+        copy, original = (staged / "mod.py").stat(), (sub / "mod.py").stat()
+        assert copy.st_mtime_ns == original.st_mtime_ns and copy.st_ino != original.st_ino
+        if level == "none":
+            assert stat.S_IMODE(copy.st_mode) == 0o664
+        else:   # root's, readable by the run's group alone, never writable by it
+            gid = folder.identity.gid
+            for path in (staged, staged / "mod.py", staged / "models" / "m.json"):
+                info = path.stat()
+                assert (info.st_uid, info.st_gid) == (0, gid)
+                assert stat.S_IMODE(info.st_mode) == (0o750 if path.is_dir() else 0o640)
+        (sub / "mod.py").write_text("x = 22\n")
+        folder.stage(sub, refresh=True)
+        assert (staged / "mod.py").read_text() == "x = 22\n"
+    finally:
+        folder.close()
