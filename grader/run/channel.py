@@ -1,6 +1,6 @@
 """The request files in one child's work folder and its answer pipe, seen from the grader.
 
-The grader writes ``req-ID.json`` (and ``job.json``) into the child's folder,
+The grader writes ``req-ID.json`` into the child's folder,
 never through a link and never over an existing file, and the id on the
 child's stdin.  The child answers on its answer pipe: a line ``ID LENGTH`` and
 that many bytes of JSON, one frame a call, in the order of the requests (a

@@ -8,7 +8,8 @@ answer pipe, the console) it forks a child that starts a session of its own,
 lowers its limits and imports one submission module.  Children never return
 into the template, so one exercise's monkeypatching cannot reach the next.
 
-A child reads request ids on stdin, the requests in ``req-ID.json`` (of the
+A child imports its module at once and answers that as its first call; then it
+reads request ids on stdin, the requests in ``req-ID.json`` (of the
 line's first id: one request, or the list of several written ahead), runs each
 call and sends its answer on the answer pipe (``ID LENGTH``, then the JSON).
 Nothing it prints is read as a result: the grader reads that pipe only, and
@@ -219,14 +220,14 @@ def write_answer(answers: int, rid: str, answer: dict[str, Any]) -> None:
         frame = frame[os.write(answers, frame):]
 
 
-def serve(workdir: str, answers: int) -> None:
-    """Answer requests until stdin closes (a forked child's whole life)."""
-    with open(os.path.join(workdir, "job.json"), "rb") as f:
-        job = json.loads(f.read())
+def serve(workdir: str, answers: int, job: dict[str, Any]) -> None:
+    """Import the module, then answer requests until stdin closes (a forked child's
+    whole life)."""
     requests = os.fdopen(0, "rb", closefd=False)
     sys.stdin = io.StringIO("")
     sys.path[:] = [job["submission"]] + sys.path
     child = Child(job)
+    write_answer(answers, job["load"], child.handle({"op": "load"}))
     for line in requests:   # the ids of one request file: of a request, or of a list
         rids = line.decode("ascii").split()
         with open(os.path.join(workdir, f"req-{rids[0]}.json"), "rb") as f:
@@ -274,7 +275,7 @@ def forked_child(request: dict[str, Any], fds: list[int], control: socket.socket
         os.environ.update(HOME=workdir, TMPDIR=workdir)
         if "tempfile" in sys.modules:   # numpy imported it: forget the template's folder
             sys.modules["tempfile"].tempdir = None  # type: ignore[attr-defined]
-        serve(workdir, answers_fd)
+        serve(workdir, answers_fd, request["job"])
     except MemoryError:   # no traceback: printing it may need memory too
         code = EXIT_OUT_OF_MEMORY
     except BaseException:  # the grader sees the exit status; the console shows why

@@ -433,7 +433,8 @@ class StudentProcess:
         self.restarts = 0
         self.load_failure = None
         self._next_id = 0
-        self._pending_load: CallOutcome | None = None
+        self._loading = ""   # the id of the running child's import
+        self._pending_load: CallOutcome | str | None = None
         if not (Path(self.submission) / f"{module}.py").is_file():
             self.load_failure = CallOutcome(Status.MISSING_FILE, detail=f"{module}.py")
 
@@ -461,15 +462,16 @@ class StudentProcess:
         channel = Channel(self.workdir, self.folder.identity, disk_cap,
                           self.folder.work if self.folder.identity is None else None)
         stdin_r, stdin_w = os.pipe()
+        self._next_id += 1   # the id of its import's answer: it imports as it starts
+        self._loading = f"{self._next_id:06d}"
         try:
-            job = {"submission": submission, "module": self.module,
+            job = {"submission": submission, "module": self.module, "load": self._loading,
                    "output_limit": self.limits.output, "answer_limit": self.limits.answer}
-            channel.write_new("job.json", json.dumps(job).encode())
             console = os.open(self.workdir / "console.log",
                               os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
             try:
                 self.child = self.template.fork(self.workdir, self.limits, self.preload,
-                                                stdin_r, channel.answers_w, console)
+                                                stdin_r, channel.answers_w, console, job)
                 self.folder.remove_retired()   # the fork confirmed their children's deaths
             finally:
                 os.close(console)
@@ -558,7 +560,7 @@ class StudentProcess:
             except TemplateGone:      # killed by the student: the next start makes a new one
                 self._pending_load = CallOutcome.crashed(Crash.by_signal("SIGKILL"))
                 return
-            self._pending_load = self._send({"op": "load"})
+            self._pending_load = self._loading
 
     def _ensure_loaded(self):
         if self.load_failure is not None:

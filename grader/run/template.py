@@ -209,15 +209,16 @@ class Template:
         return self.process, self.holder
 
     def fork(self, workdir: Path, limits: Limits, preload: tuple[str, ...],
-             stdin: int, answers: int, console: int) -> "ForkedChild":
-        """A new child in ``workdir``; TemplateGone if the template cannot make one.
+             stdin: int, answers: int, console: int, job: dict[str, Any]) -> "ForkedChild":
+        """A new child in ``workdir`` for ``job`` (the module it imports at once, the id
+        of that import's answer, its caps); TemplateGone if the template cannot make one.
 
         A fork the run's uid may not make (too many processes) comes back as a
         ForkedChild that has already crashed over the processes limit.
         """
         self._count += 1
         rid = str(self._count)
-        request = {"op": "fork", "id": rid, "workdir": str(workdir),
+        request = {"op": "fork", "id": rid, "workdir": str(workdir), "job": job,
                    "preload": [name for name in preload if name not in self.preloaded],
                    "limits": None if self.folder.plan.level == "none" else {
                        "memory": limits.memory, "cpu": sandbox.cpu_seconds(limits),
