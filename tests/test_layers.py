@@ -2,7 +2,7 @@
 
 Every import is read, including those inside functions (a lazy import is
 still a dependency).  Stages, lowest first: the base modules, course, run,
-judge, grading, report, instructor, and the CLI on top.
+judge, grading, report, instructor, the CLI, and the light entry point on top.
 """
 
 import ast
@@ -14,7 +14,7 @@ GRADER = Path(__file__).resolve().parents[1] / "grader"
 STAGES = {   # first part of the module's path inside grader/ -> stage
     "errors": 0, "files": 0, "wire": 0, "__init__": 0,
     "course": 1, "run": 2, "judge": 3, "grading": 4, "report": 5, "instructor": 6,
-    "watch": 7, "cli": 7, "__main__": 7, "notebook": 7,
+    "watch": 7, "cli": 7, "notebook": 7, "entry": 8, "__main__": 8,
 }
 
 

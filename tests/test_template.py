@@ -770,3 +770,37 @@ def test_a_template_killed_while_it_retires_does_not_hand_its_sandbox_over(zygot
             assert _gone(first.process.popen.pid)
         finally:
             heavy.close()
+
+
+@pytest.mark.parametrize("args, early", [
+    (["grade-all", "day3", "class"], True), (["grade-all", "day3", "class", "-j", "1"], False),
+    (["grade-all", "day3", "class", "--jobs=1"], False), (["grade-all", "-j2", "d", "c"], True),
+    (["--lang", "zh", "grade-all", "--jobs", "3", "d", "c"], True), (["day3"], False)])
+def test_the_entry_point_starts_a_zygote_early_only_for_a_class(args, early, monkeypatch):
+    from grader import entry
+
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    assert entry._grades_a_class(args) is early
+
+
+@ZYGOTE
+def test_a_class_takes_the_zygote_started_before_its_imports(tmp_path, monkeypatch):
+    """grader.entry starts it before the grader's imports; the class's Pool takes that
+    one (no second zygote), and one that is not taken is stopped, its folder gone."""
+    from grader.instructor.batch import _shared_zygote
+    from grader.run import zygote_process
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    zygote_process.start_early()
+    early = zygote_process._early.process
+    shared = _shared_zygote(2)
+    try:
+        assert shared.process is early and zygote_process.take_early() is None
+        assert shared.serves(sandbox.Plan("bubblewrap", "bubblewrap", "bubblewrap",
+                                          sandbox.Identity(65000, 65000)))
+    finally:
+        shared.close()
+    zygote_process.start_early()
+    unused = zygote_process._early.process
+    assert _shared_zygote(1) is None and unused.poll() is not None
+    assert not list(tmp_path.iterdir())

@@ -38,7 +38,8 @@ from . import sandbox
 from .channel import Channel, Waited
 from .child import Reaper
 from .outcome import CallOutcome, Crash, Status
-from .template import RUNTIME_FILES, ForkedChild, Template, TemplateGone, fits
+from .template import ForkedChild, Template, TemplateGone, fits
+from .zygote_process import RUNTIME_FILES
 
 __all__ = ["CallOutcome", "Crash", "RunFolder", "Status", "StudentProcess"]
 

@@ -19,14 +19,13 @@ import select
 import shutil
 import socket
 import subprocess
-import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
 
 from ..course.limits import Limits
-from . import sandbox
+from . import sandbox, zygote_process
 from .child import Child, diagnose
 from .outcome import Crash
 
@@ -35,9 +34,6 @@ ANSWER_SECONDS = 5.0        # for a fork or a kill; the template does nothing el
 # not the student's: every limit it and its children get allows one more.
 OWN_PROCESSES = 1
 MESSAGE_BYTES = 4096
-# the sandbox's side, copied beside each run (and each zygote) under these names
-RUNTIME_FILES = {"_attn_grade_wire.py": Path(__file__).parents[1] / "wire.py",
-                 "_attn_grade_child.py": Path(__file__).with_name("child_main.py")}
 
 
 class TemplateGone(Exception):
@@ -376,36 +372,20 @@ class Zygote:
     of its own (``adopt``); a worker uses it through ``attached``.
     """
 
-    # what each layer adds: a template gets the fewest layers that hold what it needs
-    LAYERS = (("numpy",), ("sympy",))
+    LAYERS = zygote_process.LAYERS
     preload = tuple(name for layer in LAYERS for name in layer)
     SHARED = "ATTN_GRADE_ZYGOTE_FD"   # the variable that gives a worker its socket's number
     process: subprocess.Popen | None
 
     def __init__(self):
-        self.folder = Path(tempfile.mkdtemp(prefix="attn-grade-zygote-"))
-        for target, source in RUNTIME_FILES.items():
-            shutil.copyfile(source, self.folder / target)
-        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        self.sock, self._count = ours, 0
-        settings = self.folder / "settings.json"
-        settings.write_text(json.dumps({"library_paths": sandbox.library_paths(),
-                                        "control_fd": theirs.fileno(),
-                                        "layers": [list(layer) for layer in self.LAYERS]}))
-        # its output goes to its starter's stderr (a worker's: worker-N.log); it removes
-        # its folder itself once it has read it, so a killed starter leaves none behind
-        self.process = subprocess.Popen(
-            [sandbox.interpreter(), "-I", "-S", "-X", "utf8",
-             str(self.folder / "_attn_grade_child.py"), "--zygote", "1",
-             "--settings", str(settings)],
-            cwd="/", stdin=subprocess.DEVNULL, stdout=2,
-            # in the grader's session: not a stray for the grader's reaper
-            pass_fds=(theirs.fileno(),), env=sandbox.child_env("/"))
-        theirs.close()
+        # grade-all's may have started before its imports (grader.entry)
+        started = zygote_process.take_early() or zygote_process.start(self.LAYERS)
+        self.process, self.sock, self.folder = started
+        self._count = 0
 
     @classmethod
     def possible(cls) -> bool:
-        return os.geteuid() == 0 and hasattr(socket, "send_fds") and sandbox.bubblewrap_works()
+        return zygote_process.possible()
 
     @classmethod
     def attached(cls, fd: int) -> "Zygote":

@@ -1,0 +1,91 @@
+"""The zygote's process: started with nothing of the grader's but ``sandbox``, so that
+grade-all can start it before its own imports (grader.entry), which take a quarter of
+a second on one core; the zygote's numpy and sympy imports run on another meanwhile.
+``template.Zygote`` talks to it.
+"""
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import NamedTuple
+
+from . import sandbox
+
+# what each layer adds: a template gets the fewest layers that hold what it needs
+LAYERS = (("numpy",), ("sympy",))
+# the sandbox's side, copied beside each run (and each zygote) under these names
+RUNTIME_FILES = {"_attn_grade_wire.py": Path(__file__).parents[1] / "wire.py",
+                 "_attn_grade_child.py": Path(__file__).with_name("child_main.py")}
+
+
+class Started(NamedTuple):
+    process: subprocess.Popen
+    sock: socket.socket
+    folder: Path
+
+
+def possible() -> bool:
+    """Only as root with bubblewrap: entering another process's namespaces and
+    switching uid needs root."""
+    return os.geteuid() == 0 and hasattr(socket, "send_fds") and sandbox.bubblewrap_works()
+
+
+def start(layers: Sequence[Sequence[str]] = LAYERS) -> Started:
+    """A zygote importing ``layers`` (a deeper zygote for each layer after the first)."""
+    folder = Path(tempfile.mkdtemp(prefix="attn-grade-zygote-"))
+    for target, source in RUNTIME_FILES.items():
+        shutil.copyfile(source, folder / target)
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    settings = folder / "settings.json"
+    settings.write_text(json.dumps({"library_paths": sandbox.library_paths(),
+                                    "control_fd": theirs.fileno(),
+                                    "layers": [list(layer) for layer in layers]}))
+    # its output goes to its starter's stderr (a worker's: worker-N.log); it removes
+    # its folder itself once it has read it, so a killed starter leaves none behind
+    process = subprocess.Popen(
+        [sandbox.interpreter(), "-I", "-S", "-X", "utf8",
+         str(folder / "_attn_grade_child.py"), "--zygote", "1", "--settings", str(settings)],
+        cwd="/", stdin=subprocess.DEVNULL, stdout=2,
+        # in the grader's session: not a stray for the grader's reaper
+        pass_fds=(theirs.fileno(),), env=sandbox.child_env("/"))
+    theirs.close()
+    return Started(process, ours, folder)
+
+
+_early: Started | None = None
+
+
+def start_early() -> None:
+    """Start the zygote grade-all will share among its workers now, where it can
+    (``take_early`` hands it over); it ends with this process if nobody takes it."""
+    global _early
+    if _early is None and possible():
+        _early = start()
+
+
+def take_early() -> Started | None:
+    """The zygote ``start_early`` started, once; None if there is none (or it died)."""
+    global _early
+    started, _early = _early, None
+    if started is not None and started.process.poll() is not None:
+        started.sock.close()
+        return None
+    return started
+
+
+def drop_early() -> None:
+    """Stop an early zygote nobody took (one worker: it starts its own)."""
+    started = take_early()
+    if started is not None:
+        started.sock.close()
+        started.process.kill()
+        started.process.wait()
+        shutil.rmtree(started.folder, ignore_errors=True)   # if it had not read it yet
+
+
+os.register_at_fork(after_in_child=lambda: globals().update(_early=None))   # its starter's
