@@ -140,8 +140,8 @@ MEMORY_FOLDER_ROOM = 2 * 1024 ** 3   # free bytes it must have to hold run folde
 @functools.cache
 def scratch_folder() -> str | None:
     """Where run folders go: $TMPDIR when set; else /dev/shm when it is a tmpfs with
-    room to spare (every call writes and removes a request and an answer file, which
-    cost less in memory than on a journalled disk); else the system's temporary
+    room to spare (a run makes and removes its copies, work folders and request files,
+    which cost less in memory than on a journalled disk); else the system's temporary
     folder (None).  A child's disk cap and file size limit hold either way."""
     if os.environ.get("TMPDIR"):
         return None
