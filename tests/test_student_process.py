@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from grader.course.limits import Limits
-from grader.run import sandbox
+from grader.run import child_main, sandbox
 from grader.run.student import RunFolder, StudentProcess
 
 CODE = '''
@@ -220,3 +220,22 @@ def test_a_staged_copy_keeps_links_and_times_leaves_pipes_out_and_is_the_runs(tm
         assert (staged / "mod.py").read_text() == "x = 22\n"
     finally:
         folder.close()
+
+
+def test_a_template_imports_with_the_collector_off_and_turns_it_back_on(monkeypatch):
+    import gc
+    import importlib
+
+    seen = []
+
+    def fake_import(name):
+        seen.append((name, gc.isenabled()))
+        if name == "broken":
+            raise ImportError(name)
+
+    monkeypatch.setattr(importlib, "import_module", fake_import)
+    child_main.import_all(["numpy", "sympy"])
+    assert seen == [("numpy", False), ("sympy", False)] and gc.isenabled()
+    with pytest.raises(ImportError):
+        child_main.import_all(["broken"])
+    assert gc.isenabled()
