@@ -804,3 +804,33 @@ def test_a_class_takes_the_zygote_started_before_its_imports(tmp_path, monkeypat
     unused = zygote_process._early.process
     assert _shared_zygote(1) is None and unused.poll() is not None
     assert not list(tmp_path.iterdir())
+
+
+NAMESPACE = '''
+import os
+
+def pid_namespace():
+    return os.stat("/proc/self/ns/pid").st_ino
+'''
+
+
+@ZYGOTE
+def test_each_run_from_the_zygote_lands_in_its_own_pid_namespace_and_the_zygote_at_home(
+        zygote, tmp_path):
+    """The zygote points its next fork at a run's PID namespace, then back at its own:
+    two runs side by side, and one after them, each get their holder's namespace."""
+    (tmp_path / "where.py").write_text(NAMESPACE)
+
+    def holders_namespace(process):
+        return os.stat(f"/proc/{process.template.holder}/ns/pid").st_ino
+
+    with run_folder("bubblewrap", tmp_path, zygote) as (_, first), \
+            run_folder("bubblewrap", tmp_path, zygote) as (_, second):
+        a, b = first("where"), second("where")
+        seen = a.call("pid_namespace").value, b.call("pid_namespace").value
+        assert seen == (holders_namespace(a), holders_namespace(b)) and seen[0] != seen[1]
+    with run_folder("bubblewrap", tmp_path, zygote) as (_, third):
+        c = third("where")
+        assert c.call("pid_namespace").value == holders_namespace(c) not in seen
+    home = f"/proc/{zygote.process.pid}/ns"
+    assert os.stat(f"{home}/pid_for_children").st_ino == os.stat(f"{home}/pid").st_ino

@@ -17,6 +17,7 @@ decodes it with the same strict wire module.  The template reports each
 child's exit status; the grader believes it only about that child.
 """
 
+import contextlib
 import errno
 import gc
 import importlib
@@ -528,7 +529,7 @@ def warm_up() -> None:
 # that only holds them), switches to the run's uid and becomes its template: a
 # student's sandbox without a Python start and numpy and sympy imports of its own.
 
-NAMESPACES = ("cgroup", "ipc", "uts", "net", "pid", "mnt")   # mnt last: it hides /proc/N
+NAMESPACES = ("cgroup", "ipc", "uts", "net", "mnt")   # pid: joined before the fork
 OPTIONAL_NAMESPACES = ("cgroup",)   # bubblewrap's --unshare-cgroup-try
 PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS = 1, 38
 
@@ -568,6 +569,7 @@ def zygote(control: socket.socket, modules: set[str],
     A request for modules it lacks goes to ``deeper`` (a zygote that has them)."""
     _prctl(PR_SET_DUMPABLE, 0)
     _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)   # it ends with its starter, however that ends
+    _OWN_PID_NAMESPACE[:] = [os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC)]
     # the templates it forks come back to it when their forker ends (not to the grader)
     _prctl(PR_SET_CHILD_SUBREAPER, 1)
     signal.signal(signal.SIGINT, signal.SIG_IGN)   # the worker's Ctrl-C is the worker's
@@ -625,23 +627,68 @@ class _Zygote:
         if not set(request.get("preload", ())) <= self.modules:
             self._pass(asker, request, fds)
             return True
-        pid = os.fork()
+        try:
+            entered = self.enter(int(request["holder"]), fds, request["settings"])
+        finally:
+            for fd in fds:
+                os.close(fd)
+        _answer(asker, request.get("id"), entered)
+        return True
+
+    def enter(self, holder: int, fds: list[int], settings: dict[str, Any]) -> bool:
+        """Fork the run's template straight into the PID namespace of ``holder``'s
+        sandbox (this process's children go there while it points them there; then
+        back home, or it ends); the template joins the other namespaces and the root
+        itself, says so, and becomes the template.  Whether it did, within ANSWER
+        seconds.  (A fork that joined them all and then forked the template cost a
+        fork and an exit of a zygote-sized process more.)"""
+        try:
+            theirs = _namespace_of(holder, "pid")
+        except OSError:
+            return False
+        ready_r, ready_w = os.pipe()
+        pid = -1
+        try:
+            _setns(theirs, "pid")
+            try:
+                pid = os.fork()
+            finally:
+                if pid != 0:
+                    _home_pid_namespace()
+        except OSError:
+            os.close(ready_r)
+            os.close(ready_w)
+            return False
+        finally:
+            os.close(theirs)
         if pid == 0:
             code = 1
             try:
+                os.close(ready_r)
                 self.wakeup.forget()
                 # no grader's socket goes into a sandbox
                 for other in [*self.graders.values(), self.deeper]:
-                    if other is not None and other is not self.control:
+                    if other is not None:
                         other.close()
-                enter_sandbox(int(request["holder"]), self.control, fds,
-                              request["settings"])
+                enter_sandbox(holder)
+                os.write(ready_w, b"1")
+                os.close(ready_w)
+                become_template(fds, settings)
+            except MemoryError:
+                code = EXIT_OUT_OF_MEMORY
+            except BaseException:
+                traceback.print_exc()
             finally:
                 os._exit(code)
-        for fd in fds:
-            os.close(fd)
-        _, status = os.waitpid(pid, 0)   # it forks the template and ends at once
-        _answer(asker, request.get("id"), os.waitstatus_to_exitcode(status) == 0)
+        os.close(ready_w)
+        try:
+            said = select.select([ready_r], [], [], ENTER_SECONDS)[0] and os.read(ready_r, 1)
+        finally:
+            os.close(ready_r)
+        if said != b"1":
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)   # collected by _reap_templates
+            return False
         return True
 
     def _pass(self, asker, request, fds) -> None:
@@ -698,32 +745,62 @@ def _reap_templates() -> None:
             return
 
 
-def enter_sandbox(holder: int, control: socket.socket, fds: list[int],
-                  settings: dict[str, Any]) -> None:
-    """In a fork of the zygote: join the holder's namespaces and root, then fork the
-    template there (a PID namespace takes in only the children of who joins it)."""
-    control.close()
+ENTER_SECONDS = 5.0   # for a fork to join a sandbox and say so
+CLONE_NEWPID = 0x20000000
+_OWN_PID_NAMESPACE: list[int] = []   # a descriptor of the zygote's own, opened at its start
+
+
+def _setns(fd: int, name: str) -> None:
     import ctypes
 
     libc = ctypes.CDLL(None, use_errno=True)
+    if libc.setns(fd, CLONE_NEWPID if name == "pid" else 0) != 0:
+        raise OSError(ctypes.get_errno(), f"setns {name}")
+
+
+def _namespace_of(holder: int, name: str) -> int:
+    """A descriptor of ``holder``'s namespace ``name``; OSError if it has none of its
+    own: a holder that died (or a pid reused) must never leave the template in the
+    host's pid or network namespace."""
+    try:
+        fd = os.open(f"/proc/{holder}/ns/{name}", os.O_RDONLY | os.O_CLOEXEC)
+    except FileNotFoundError:
+        raise OSError(f"the holder has no {name} namespace") from None
+    if os.fstat(fd).st_ino == os.stat(f"/proc/self/ns/{name}").st_ino:
+        os.close(fd)
+        raise OSError(f"the holder has no {name} namespace of its own")
+    return fd
+
+
+def _home_pid_namespace() -> None:
+    """Point this process's next children at its own PID namespace again; a zygote
+    that cannot ends at once (no later run may land in this run's sandbox)."""
+    try:
+        _setns(_OWN_PID_NAMESPACE[0], "pid")
+        home = os.stat("/proc/self/ns/pid").st_ino
+        if os.stat("/proc/self/ns/pid_for_children").st_ino == home:
+            return
+    except (OSError, IndexError):
+        pass
+    os._exit(1)
+
+
+def enter_sandbox(holder: int) -> None:
+    """In a fork of the zygote already in the holder's PID namespace: join its other
+    namespaces and its root."""
     host = os.stat("/")
     root = os.open(f"/proc/{holder}/root", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    for name in NAMESPACES:
+    for name in NAMESPACES:   # mnt last: it hides /proc/N
         try:
-            fd = os.open(f"/proc/{holder}/ns/{name}", os.O_RDONLY | os.O_CLOEXEC)
-        except FileNotFoundError:
-            fd = -1   # the holder is gone, or the kernel has no such namespace (cgroup)
-        if fd < 0 or os.fstat(fd).st_ino == os.stat(f"/proc/self/ns/{name}").st_ino:
-            if fd >= 0:
-                os.close(fd)
+            fd = _namespace_of(holder, name)
+        except OSError:
             if name in OPTIONAL_NAMESPACES:
                 continue   # not unshared (--unshare-cgroup-try)
-            # never the host's own: a holder that died (or a pid reused) must not
-            # leave the template in the host's pid or network namespace
-            raise OSError(f"the holder has no {name} namespace of its own")
-        if libc.setns(fd, 0) != 0:
-            raise OSError(ctypes.get_errno(), f"setns {name}")
-        os.close(fd)
+            raise
+        try:
+            _setns(fd, name)
+        finally:
+            os.close(fd)
     os.fchdir(root)
     os.chroot(".")
     os.close(root)
@@ -731,17 +808,6 @@ def enter_sandbox(holder: int, control: socket.socket, fds: list[int],
     inside = os.stat("/")
     if (inside.st_dev, inside.st_ino) == (host.st_dev, host.st_ino):
         raise OSError("the holder's root is the host's: its sandbox is not built")
-    if os.fork() == 0:
-        code = 1
-        try:
-            become_template(fds, settings)
-        except MemoryError:
-            code = EXIT_OUT_OF_MEMORY
-        except BaseException:
-            traceback.print_exc()
-        finally:
-            os._exit(code)
-    os._exit(0)
 
 
 def become_template(fds: list[int], settings: dict[str, Any]) -> None:
