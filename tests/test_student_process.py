@@ -239,3 +239,55 @@ def test_a_template_imports_with_the_collector_off_and_turns_it_back_on(monkeypa
     with pytest.raises(ImportError):
         child_main.import_all(["broken"])
     assert gc.isenabled()
+
+
+MUTATES = '''
+def writes(a):
+    a[0] = 99.0
+
+def reshapes(a):
+    a.shape = (3, 1)
+
+def appends(items):
+    items.append(1)
+
+def replaces(config):
+    config["k"] = [2]
+
+def reorders(config):
+    config["k"] = config.pop("k")
+
+def adds(tags):
+    tags.add(3)
+
+def nested(pair):
+    pair[1]["w"][0] = 5.0
+
+def same_back(a):
+    a[0] = a[0] + 0.0
+
+def reads(a, items, config, tags, pair):
+    return float(a.sum()) + len(items) + len(config) + len(tags) + len(pair)
+'''
+
+
+@pytest.mark.parametrize("function, args, mutated", [
+    ("writes", [np.zeros(3)], True), ("reshapes", [np.zeros(3)], True),
+    ("appends", [[0]], True), ("replaces", [{"k": [1]}], True),
+    ("reorders", [{"k": 1, "j": 2}], True), ("adds", [{1, 2}], True),
+    ("nested", [(1, {"w": np.zeros(2)})], True), ("same_back", [np.ones(3)], False),
+    ("reads", [np.ones(3), [1], {"k": 1}, {1}, (1, {"w": np.zeros(2)})], False)])
+def test_each_way_of_changing_an_argument_in_place_is_noticed(tmp_path, function, args,
+                                                                  mutated):
+    """The child returns the grader's own digest only for arguments it saw unchanged;
+    any change makes it encode them again, and the grader compares (writing the same
+    values back is no change)."""
+    (tmp_path / "mutates.py").write_text(MUTATES)
+    folder = RunFolder()
+    process = StudentProcess(folder, tmp_path, "mutates", Limits(time=2.0), "none")
+    try:
+        outcome = process.call(function, args)
+        assert outcome.ok and outcome.mutated_args is mutated
+    finally:
+        process.close()
+        folder.close()

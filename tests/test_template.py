@@ -818,7 +818,7 @@ def pid_namespace():
 def test_each_run_from_the_zygote_lands_in_its_own_pid_namespace_and_the_zygote_at_home(
         zygote, tmp_path):
     """The zygote points its next fork at a run's PID namespace, then back at its own:
-    two runs side by side, and one after them, each get their holder's namespace."""
+    three runs side by side, started one after another, each get their holder's."""
     (tmp_path / "where.py").write_text(NAMESPACE)
 
     def holders_namespace(process):
@@ -829,8 +829,9 @@ def test_each_run_from_the_zygote_lands_in_its_own_pid_namespace_and_the_zygote_
         a, b = first("where"), second("where")
         seen = a.call("pid_namespace").value, b.call("pid_namespace").value
         assert seen == (holders_namespace(a), holders_namespace(b)) and seen[0] != seen[1]
-    with run_folder("bubblewrap", tmp_path, zygote) as (_, third):
-        c = third("where")
-        assert c.call("pid_namespace").value == holders_namespace(c) not in seen
+        # while those live (a namespace's number may be reused once it is gone)
+        with run_folder("bubblewrap", tmp_path, zygote) as (_, third):
+            c = third("where")
+            assert c.call("pid_namespace").value == holders_namespace(c) not in seen
     home = f"/proc/{zygote.process.pid}/ns"
     assert os.stat(f"{home}/pid_for_children").st_ino == os.stat(f"{home}/pid").st_ino

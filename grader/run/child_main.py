@@ -182,10 +182,16 @@ class Child:
             return {"status": "missing", "function": request["function"]}
         args = wire.decode(request["args"])
         kwargs = wire.decode(request["kwargs"])
+        before: list[tuple[Any, Any]] = []
+        _snapshot((args, kwargs), before)
         value = func(*args, **kwargs)
-        return self.value_answer(value, args, kwargs)
+        sent = request.get("digest") if not _changed(before) else None
+        return self.value_answer(value, args, kwargs, sent)
 
-    def value_answer(self, value: Any, args: Any, kwargs: Any) -> dict[str, Any]:
+    def value_answer(self, value: Any, args: Any, kwargs: Any,
+                     sent: str | None = None) -> dict[str, Any]:
+        """``sent``: the digest of the arguments as the grader sent them, when the call
+        left them as they came (else they are encoded again for the grader to compare)."""
         size = _array_bytes(value)
         if size > self.job["answer_limit"]:   # refused before spending seconds encoding it
             return {"status": "too_large", "size": size}
@@ -198,10 +204,52 @@ class Child:
         if len(text) > self.job["answer_limit"]:
             return {"status": "too_large", "size": len(text)}
         try:   # the grader compares this with what it sent
-            inputs = wire.digest(wire.encode(args), wire.encode(kwargs))
+            inputs = sent if isinstance(sent, str) else \
+                wire.digest(wire.encode(args), wire.encode(kwargs))
         except (wire.WireError, ValueError):
             inputs = "unreadable"
         return {"status": "ok", "value": encoded, "inputs_digest": inputs}
+
+
+def _snapshot(value: Any, seen: list[tuple[Any, Any]]) -> None:
+    """What a call could change in place in its arguments: each array's shape, type and
+    bytes, each list's, dict's and set's items (by identity).  Far cheaper than
+    encoding them again (about a third of a call's own cost in a child)."""
+    kind = type(value)
+    numpy = sys.modules.get("numpy")
+    if numpy is not None and kind is numpy.ndarray:
+        seen.append((value, (value.shape, value.dtype.str, value.tobytes())))
+    elif kind is list or kind is tuple:
+        if kind is list:
+            seen.append((value, list(value)))
+        for item in value:
+            _snapshot(item, seen)
+    elif kind is dict:
+        seen.append((value, list(value.items())))
+        for item in value.values():
+            _snapshot(item, seen)
+    elif kind is set:
+        seen.append((value, set(value)))
+
+
+def _changed(seen: list[tuple[Any, Any]]) -> bool:
+    """Whether anything ``_snapshot`` saw differs now (a call that wrote the same
+    values back counts as a change here: the encoding then decides, as before)."""
+    for value, before in seen:
+        kind = type(value)
+        if kind is list:
+            if len(value) != len(before) or any(a is not b for a, b in zip(value, before)):
+                return True
+        elif kind is dict:   # the same keys, in the same order, each with the same value
+            if list(value) != [key for key, _ in before] or any(
+                    value[key] is not item for key, item in before):
+                return True
+        elif kind is set:
+            if value != before:
+                return True
+        elif (value.shape, value.dtype.str, value.tobytes()) != before:
+            return True
+    return False
 
 
 def _array_bytes(value: Any) -> int:

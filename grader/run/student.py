@@ -275,8 +275,10 @@ def request(function: str, args: Sequence[Any] = (),
 def wire_request(function: str, args: Any, kwargs: Any) -> Request:
     """A Request of arguments already in wire form (a list, a dict): a hidden test's,
     as its fork sent them, need not be decoded to be encoded again."""
-    encoded = {"op": "call", "function": function, "args": args, "kwargs": kwargs}
-    return Request(json.dumps(encoded, allow_nan=False).encode(), wire.digest(args, kwargs))
+    digest = wire.digest(args, kwargs)   # the child returns it when they stay as sent
+    encoded = {"op": "call", "function": function, "args": args, "kwargs": kwargs,
+               "digest": digest}
+    return Request(json.dumps(encoded, allow_nan=False).encode(), digest)
 
 
 def _judged_inputs(outcome, sent):
