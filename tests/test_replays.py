@@ -187,18 +187,30 @@ def test_a_warm_keeps_no_calls_of_another_seed(tmp_path, monkeypatch):
 
 
 @pytest.fixture
-def judging_forks(monkeypatch):
-    """The judging forks started, counted by the jobs they were given."""
+def judgings(monkeypatch):
+    """The answers judged by each grading: those given to a judging fork, and those
+    judged in this process (plain data, check.judged_here)."""
     from grader.judge import check
 
     given = []
-    real = check._judged
+    real, here = check._judged, check.judge_safely
 
     def counted(jobs, budget):
-        given.append(len(jobs))
+        given[-1] += len(jobs)
         return real(jobs, budget)
 
+    def judged_here(*job):
+        given[-1] += 1
+        return here(*job)
+
+    def bounded(jobs, budget, memo=None):
+        given.append(0)
+        return real_bounded(jobs, budget, memo)
+
+    real_bounded = check.judge_bounded
     monkeypatch.setattr(check, "_judged", counted)
+    monkeypatch.setattr(check, "judge_safely", judged_here)
+    monkeypatch.setattr("grader.grading.judge_bounded", bounded)
     return given
 
 
@@ -209,17 +221,17 @@ def _yaml_results(submission, warm, only=("temperature", "growth")):
             for e in run.exercises for c in e.checks if c.kind != "pytest"}
 
 
-def test_an_answer_judged_before_is_not_judged_again(tmp_path, judging_forks):
+def test_an_answer_judged_before_is_not_judged_again(tmp_path, judgings):
     warm = Warm(replays=True)
     first = _yaml_results(_solutions(tmp_path), warm)
     again = _yaml_results(_solutions(tmp_path / "b"), warm)
-    assert again == first and judging_forks[0] > 0 and judging_forks[1] == 0
+    assert again == first and judgings[0] > 0 and judgings[1] == 0
     wrong = _yaml_results(_solutions(tmp_path / "c", temperature=("/ T\n", "* T\n")), warm)
     alone = _yaml_results(_solutions(tmp_path / "d", temperature=("/ T\n", "* T\n")), Warm())
-    assert wrong == alone and 0 < judging_forks[2] < judging_forks[0]
+    assert wrong == alone and 0 < judgings[2] < judgings[0]
 
 
-def test_what_a_call_printed_is_part_of_an_answer_judged_before(tmp_path, judging_forks):
+def test_what_a_call_printed_is_part_of_an_answer_judged_before(tmp_path, judgings):
     """A visible check shows what the call printed: the student's own, never another's."""
     warm = Warm(replays=True)
     _yaml_results(_solutions(tmp_path), warm, only=("growth",))
@@ -227,7 +239,7 @@ def test_what_a_call_printed_is_part_of_an_answer_judged_before(tmp_path, judgin
                                                "    print('mine')\n    return n * n + 1\n"))
     results = _yaml_results(noisy, warm, only=("growth",))
     printed = {out for passed, _, _, out in results.values() if not passed}
-    assert any("mine" in out for out in printed) and judging_forks[1] > 0
+    assert any("mine" in out for out in printed) and judgings[1] > 0
 
 
 def test_a_course_updated_under_a_warm_process_is_judged_by_its_new_files(tmp_path,
@@ -270,3 +282,33 @@ def test_a_pytest_fork_killed_midway_leaves_no_folder_behind(tmp_path, monkeypat
     finally:
         session.close()      # the fork is killed
     assert list(scratch.iterdir()) == []
+
+
+def test_plain_answers_are_judged_here_and_the_rest_in_a_fork():
+    """Judging plain data of a comparison that reads no text and calls no sympy needs
+    no fork; a formula, a size in units, a large or deep answer, or an unknown type
+    does."""
+    from types import SimpleNamespace as NS
+
+    import numpy as np
+
+    from grader.judge.check import PLAIN_ITEMS, judged_here
+
+    def job(kind, value, expected=1.0, wrong=(), ok=True, each=None):
+        spec = NS(kind=kind, params={"each": each} if each else {})
+        return (NS(compare=spec), None, NS(ok=ok, value=value), expected,
+                [(None, w) for w in wrong])
+
+    assert judged_here(job("number", 2.0, wrong=[0.5]))
+    assert judged_here(job("array", np.zeros((4, 8)), np.ones((4, 8))))
+    assert judged_here(job("dict", {"a": [1, 2]}, {"a": [1, 2]}, each=NS(kind="exact")))
+    assert judged_here(job("formula", None, ok=False))   # no answer: nothing compared
+    assert not judged_here(job("formula", 2.0))
+    assert not judged_here(job("bytes", "512 KiB", "512 KiB"))
+    assert not judged_here(job("dict", {"a": "1 KiB"}, {"a": "1 KiB"}, each=NS(kind="bytes")))
+    assert not judged_here(job("array", np.zeros(PLAIN_ITEMS + 1)))
+    assert not judged_here(job("exact", [[[[[[[[[[1]]]]]]]]]]))
+    assert not judged_here(job("number", 10 ** 100))
+    assert not judged_here(job("exact", "x" * 5000))
+    assert not judged_here(job("number", object()))
+    assert not judged_here(job("array", np.array(["a", "b"])))

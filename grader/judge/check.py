@@ -9,6 +9,8 @@ from collections.abc import Iterator, Sequence
 from fractions import Fraction
 from typing import Any
 
+import numpy as np
+
 from ..course.limits import Limits
 from ..course.spec import Check, Exercise, Misconception, Text
 from ..course.units import UnitError, parse_bytes, written_precision
@@ -137,12 +139,62 @@ def judge_bounded(jobs: Sequence[tuple], budget: float,
     for i, job in enumerate(jobs):
         if keys[i] is not None and keys[i] in kept:
             yield i, outcome_from_plain(kept[keys[i]], **check_fields(*job[:2]))
+        elif judged_here(job):   # as the fork would, through its plain form
+            plain = outcome_to_plain(judge_safely(*job))
+            if keys[i] is not None:
+                kept[keys[i]] = plain
+            yield i, outcome_from_plain(plain, **check_fields(*job[:2]))
         else:
             todo.append(i)
     for n, result, plain in _judged([jobs[i] for i in todo], budget):
         if keys[todo[n]] is not None and plain is not None:
             kept[keys[todo[n]]] = plain
         yield todo[n], result
+
+
+# comparisons that never read text as a number or a formula, nor call sympy
+PLAIN_KINDS = frozenset({"number", "array", "shape", "exact", "choice", "set", "dict"})
+PLAIN_ITEMS = 20_000   # numbers in all of a job's values, at most
+PLAIN_DEPTH = 8
+PLAIN_TEXT = 1_000     # characters of one string
+
+
+def judged_here(job: tuple) -> bool:
+    """Whether judging ``job`` is safe in the grader's own process, which saves a fork:
+    a call that gave no answer (nothing is compared), or a comparison of plain data
+    (numbers, short strings, small numeric arrays, and lists, tuples and dicts of
+    them, nothing nested deep) that reads no text and calls no sympy.  A formula, a
+    size in units or anything larger is judged in a bounded fork."""
+    check, _, outcome, expected, wrong = job
+    if not outcome.ok:
+        return True
+    budget = [PLAIN_ITEMS]
+    return _plain_kind(check.compare) and all(
+        _plain(value, budget, 0) for value in (outcome.value, expected, *(w for _, w in wrong)))
+
+
+def _plain_kind(spec: Any) -> bool:
+    """A plain comparison (a dict's, of plain comparisons of its items)."""
+    if spec.kind == "dict":
+        return _plain_kind(spec.params["each"])
+    return spec.kind in PLAIN_KINDS
+
+
+def _plain(value: Any, budget: list[int], depth: int) -> bool:
+    kind = type(value)
+    if kind in (bool, int, float, Fraction) or value is None:
+        budget[0] -= 1
+        return budget[0] >= 0 and (kind is not int or abs(value) < 1 << 256)
+    if kind is str:
+        return len(value) <= PLAIN_TEXT
+    if kind is np.ndarray:
+        budget[0] -= value.size
+        return value.dtype.kind in "biuf" and budget[0] >= 0
+    if depth >= PLAIN_DEPTH or kind not in (list, tuple, dict):
+        return False
+    items = value.items() if kind is dict else ((None, item) for item in value)
+    return all((key is None or type(key) in (str, int)) and _plain(item, budget, depth + 1)
+               for key, item in items)
 
 
 def memo_key(check: Check, exercise: Exercise, outcome: CallOutcome) -> tuple | None:
