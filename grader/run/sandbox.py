@@ -632,7 +632,8 @@ def cpu_seconds(limits: Limits) -> int:
 
 
 def file_size_cap(limits: Limits) -> int:
-    """RLIMIT_FSIZE: the largest file a child may write (an answer and its output)."""
+    """RLIMIT_FSIZE: the largest file a child may write (as large as an answer and its
+    output may be; the answers themselves go on a pipe)."""
     return limits.answer + 4 * limits.output + (1 << 20)
 
 
