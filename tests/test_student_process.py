@@ -291,3 +291,49 @@ def test_each_way_of_changing_an_argument_in_place_is_noticed(tmp_path, function
     finally:
         process.close()
         folder.close()
+
+
+def test_a_child_that_answers_ids_it_never_read_cannot_block_the_grader(tmp_path):
+    """The ids are guessable: a child that shrinks its stdin and answers ids it never
+    read lets the lines pile up there; the line that does not fit is a bad answer,
+    never a write that blocks for good."""
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "mod.py").write_text(textwrap.dedent('''
+        import fcntl, json, os, time
+        fcntl.fcntl(0, 1031, 4096)   # F_SETPIPE_SZ
+
+        def pipes():
+            for fd in os.listdir("/proc/self/fd"):
+                try:
+                    if os.readlink(f"/proc/self/fd/{fd}").startswith("pipe:"):
+                        yield int(fd)
+                except OSError:
+                    pass
+
+        def f(x):
+            answers = max(pipes())   # stdin is 0
+            for n in range(2, 1200):
+                body = json.dumps({"status": "ok", "value": n - 2}).encode()
+                os.write(answers, b"%06d %d\\n" % (n, len(body)) + body)
+            time.sleep(60)
+    '''), encoding="utf-8")
+    folder = RunFolder(sandbox.plan("none"))
+    process = StudentProcess(folder, tmp_path / "sub", "mod", Limits(time=5.0), "none")
+
+    class Stuck(Exception):
+        pass
+
+    def stuck(*_):
+        raise Stuck("the grader's write to the child's stdin blocked")
+
+    previous = signal.signal(signal.SIGALRM, stuck)
+    signal.alarm(30)
+    try:
+        outcomes = process.call_many([("f", (i,), None) for i in range(1100)])
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+        process.close(wait=True)
+        folder.close()
+    unread = next(o for o in outcomes if not o.ok)
+    assert unread.status.value == "bad_answer" and "unread" in unread.detail

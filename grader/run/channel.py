@@ -64,8 +64,14 @@ class Channel:
         self._requests: set[str] = set()   # the ids that name a request file
 
     def attach(self, stdin: IO[bytes] | None) -> None:
-        """The child started: its stdin is ours, the pipe's write end is its own."""
+        """The child started: its stdin is ours, the pipe's write end is its own.
+
+        Our end never blocks: a child that answers ids it guessed without reading
+        them lets its stdin fill (shrunk to a page, in a few windows), and a blocking
+        write would then wait for good."""
         self.stdin = stdin
+        if stdin is not None:
+            os.set_blocking(stdin.fileno(), False)
         os.close(self.answers_w)
         self.answers_w = None
 
@@ -88,7 +94,10 @@ class Channel:
         list of them all), on the same line.
 
         False if the request file could not be created (the child planted a
-        file or link under that name); BrokenPipeError/OSError if the child is gone.
+        file or link under that name), or if the line does not fit in its stdin (it
+        left the last one unread: a child that reads its requests has read every line
+        before it answers the ids on it; the stream is then broken);
+        BrokenPipeError/OSError if the child is gone.
         """
         try:
             data = request if isinstance(request, bytes) else \
@@ -97,8 +106,14 @@ class Channel:
         except OSError:
             return False
         self._requests.add(rid)
-        self.stdin.write(" ".join((rid, *then)).encode() + b"\n")
-        self.stdin.flush()
+        line = " ".join((rid, *then)).encode() + b"\n"   # under PIPE_BUF: all or nothing
+        try:
+            written = os.write(self.stdin.fileno(), line)
+        except BlockingIOError:
+            written = 0
+        if written != len(line):
+            self.broken = True
+            return False
         return True
 
     def write_new(self, name: str, data: bytes) -> None:

@@ -48,8 +48,9 @@ MAX_RESTARTS = 3
 # against the child's disk cap, so the window stays a small share of any cap
 PIPELINE_BYTES = 256 * 1024
 # and in requests: each id written ahead waits in the child's stdin pipe, which the
-# child may shrink to one page (F_SETPIPE_SZ) before it hangs in a call; a full pipe
-# would block the grader's write for good.  256 ids of up to 8 bytes fit in 4 KiB.
+# child may shrink to one page (F_SETPIPE_SZ) before it hangs in a call.  256 ids of up
+# to 8 bytes fit in 4 KiB; a line that does not fit (the last one was left unread)
+# breaks the stream (Channel.send): the grader's write never blocks.
 PIPELINE_REQUESTS = 256
 
 
@@ -594,7 +595,9 @@ class StudentProcess:
         rids = [f"{n:06d}" for n in range(first, self._next_id + 1)]
         try:
             if not self.channel.send(rids[0], request, rids[1:]):   # a file or link planted
-                return CallOutcome(Status.BAD_ANSWER, detail="the work folder was tampered with")
+                return CallOutcome(Status.BAD_ANSWER, detail=(
+                    "the child left its requests unread" if self.channel.broken
+                    else "the work folder was tampered with"))
         except (BrokenPipeError, OSError):
             return self._crashed()
         return rids if count else rids[0]
