@@ -835,3 +835,19 @@ def test_each_run_from_the_zygote_lands_in_its_own_pid_namespace_and_the_zygote_
             assert c.call("pid_namespace").value == holders_namespace(c) not in seen
     home = f"/proc/{zygote.process.pid}/ns"
     assert os.stat(f"{home}/pid_for_children").st_ino == os.stat(f"{home}/pid").st_ino
+
+
+def test_a_ctrl_c_as_the_zygote_starts_does_not_end_it_before_it_removes_its_folder(
+        tmp_path, monkeypatch):
+    """grade-all's Ctrl-C reaches its process group, the zygote's too: one that came
+    before the zygote's main() ignored it ended it with its folder still there."""
+    import signal
+
+    from grader.run import zygote_process
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    started = zygote_process.start([["json"]])
+    os.kill(started.process.pid, signal.SIGINT)   # while its interpreter starts
+    started.sock.close()   # its starter is gone: it ends once it has read its folder
+    assert started.process.wait(20) == 0
+    assert not list(tmp_path.iterdir())

@@ -886,6 +886,7 @@ def main() -> None:
     as_zygote = "--zygote" in args
     if as_zygote:   # Ctrl-C in grade-all is grade-all's: no traceback from its imports here
         signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})   # its starter's block
     else:
         drop_privileges(sys.argv[1:])
     with open(args["--settings"], encoding="utf-8") as f:

@@ -7,6 +7,7 @@ a second on one core; the zygote's numpy and sympy imports run on another meanwh
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -46,13 +47,20 @@ def start(layers: Sequence[Sequence[str]] = LAYERS) -> Started:
                                     "control_fd": theirs.fileno(),
                                     "layers": [list(layer) for layer in layers]}))
     # its output goes to its starter's stderr (a worker's: worker-N.log); it removes
-    # its folder itself once it has read it, so a killed starter leaves none behind
-    process = subprocess.Popen(
-        [sandbox.interpreter(), "-I", "-S", "-X", "utf8",
-         str(folder / "_attn_grade_child.py"), "--zygote", "1", "--settings", str(settings)],
-        cwd="/", stdin=subprocess.DEVNULL, stdout=2,
-        # in the grader's session: not a stray for the grader's reaper
-        pass_fds=(theirs.fileno(),), env=sandbox.child_env("/"))
+    # its folder itself once it has read it, so a killed starter leaves none behind.
+    # It starts with SIGINT blocked (kept through exec), until its main() ignores it: a
+    # Ctrl-C of the grader's, which reaches it too, ended it before, its folder left
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        process = subprocess.Popen(
+            [sandbox.interpreter(), "-I", "-S", "-X", "utf8",
+             str(folder / "_attn_grade_child.py"), "--zygote", "1", "--settings",
+             str(settings)],
+            cwd="/", stdin=subprocess.DEVNULL, stdout=2,
+            # in the grader's session: not a stray for the grader's reaper
+            pass_fds=(theirs.fileno(),), env=sandbox.child_env("/"))
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
     theirs.close()
     return Started(process, ours, folder)
 
