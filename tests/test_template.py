@@ -851,3 +851,43 @@ def test_a_ctrl_c_as_the_zygote_starts_does_not_end_it_before_it_removes_its_fol
     started.sock.close()   # its starter is gone: it ends once it has read its folder
     assert started.process.wait(20) == 0
     assert not list(tmp_path.iterdir())
+
+
+@ZYGOTE
+@pytest.mark.parametrize("where", ["_holder_pid", "Zygote.enter"])
+def test_a_ctrl_c_while_a_run_enters_its_sandbox_leaves_no_bubblewrap_behind(
+        zygote, tmp_path, monkeypatch, where):
+    """A worker's Ctrl-C (or any exception) while it waits for the holder or the
+    zygote: the bubblewrap it started is killed with the run, not left to outlive the
+    worker (whose death leaves a half-built sandbox blocked for good)."""
+    import signal
+
+    from grader.run import template as template_module
+
+    (tmp_path / "clean.py").write_text(CLEAN)
+
+    def interrupted(*_):
+        raise KeyboardInterrupt
+
+    if where == "_holder_pid":   # the holder is still being built
+        monkeypatch.setattr(template_module, "_holder_pid", interrupted)
+    else:                        # it holds the finished sandbox
+        monkeypatch.setattr(zygote, "enter", interrupted)
+    started = set()
+    start = template_module.Child.start
+
+    def recorded(*args, **kwargs):
+        child = start(*args, **kwargs)
+        started.add(child.pid)
+        return child
+
+    monkeypatch.setattr(template_module.Child, "start", recorded)
+    try:
+        with run_folder("bubblewrap", tmp_path, zygote) as (_, process):
+            with pytest.raises(KeyboardInterrupt):
+                process("clean").call("clean")
+            assert started and all(_gone(pid) for pid in started)
+    finally:
+        for pid in started:
+            with contextlib.suppress(OSError):
+                os.killpg(pid, signal.SIGKILL)

@@ -87,7 +87,9 @@ class Template:
                     self._enter(zygote, own, theirs, console, after)
                 else:
                     self._start(own, theirs, console)
-        except BaseException:
+        except BaseException:   # a Ctrl-C too: a sandbox it started goes with it
+            if hasattr(self, "process"):
+                self.stop()
             ours.close()
             raise
         finally:
