@@ -229,15 +229,16 @@ def grade(set_id: str, submission: str | None, upload: str | None, as_json: bool
                   tmp=tmp_limit)
     warm = _warm()
     early = None
-    if not upload and not notebook and (course.exercises_dir / set_id / "set.yaml").is_file():
-        # a folder of stub files: its sandbox starts now, while the set loads
-        early = start_run(course, set_id, submission or course.exercises_dir / set_id, level,
-                          required, limits, set(exercises) or None,
-                          warm.zygote if warm else None)
-        if warm:   # what a worker keeps between students
-            early.keep_from(warm)
-        warm = early
     try:
+        if not upload and not notebook and \
+                (course.exercises_dir / set_id / "set.yaml").is_file():
+            # a folder of stub files: its sandbox starts now, while the set loads
+            early = start_run(course, set_id, submission or course.exercises_dir / set_id,
+                              level, required, limits, set(exercises) or None,
+                              warm.zygote if warm else None)
+            if warm:   # what a worker keeps between students
+                early.keep_from(warm)
+            warm = early
         exercise_set = spec_loader.load_set(course, set_id, only=exercises or None)
         selected = list(exercise_set.exercises)
         with tempfile.TemporaryDirectory(prefix="attn-grade-upload-") as tmp:

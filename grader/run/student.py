@@ -71,17 +71,21 @@ class RunFolder:
         self.identity = self.plan.identity
         self.root = Path(tempfile.mkdtemp(prefix="attn-grade-", dir=sandbox.scratch_folder()))
         self.runtime = self.root / "runtime"
-        self.runtime.mkdir()
-        for target, source in RUNTIME_FILES.items():
-            shutil.copyfile(source, self.runtime / target)
         self.work = self.root / "work"    # the children's folders: one bind for all
-        self.work.mkdir()
         self.files = self.root / "files"  # the staged copies: one read-only bind for all
-        self.files.mkdir()
-        if self.identity is not None:
-            for path in (self.root, self.runtime, self.work, self.files,
-                         *self.runtime.iterdir()):
-                self._share(path)
+        try:   # a Ctrl-C meanwhile (a class's workers get it too) leaves no folder
+            self.runtime.mkdir()
+            for target, source in RUNTIME_FILES.items():
+                shutil.copyfile(source, self.runtime / target)
+            self.work.mkdir()
+            self.files.mkdir()
+            if self.identity is not None:
+                for path in (self.root, self.runtime, self.work, self.files,
+                             *self.runtime.iterdir()):
+                    self._share(path)
+        except BaseException:
+            shutil.rmtree(self.root, ignore_errors=True)
+            raise
         self._count = 0
         self._staged: dict[str, str] = {}
         self._live: set[str] = set()   # the work folders of children not yet closed
