@@ -1,5 +1,6 @@
 """The child-process boundary: value-or-exception, limits, nothing trusted."""
 
+import contextlib
 import os
 import signal
 import stat
@@ -142,6 +143,25 @@ def test_slow_import_costs_one_timeout(tmp_path):
         folder.close()
 
 
+class Stuck(Exception):   # not an OSError: the grader's send would take that for a crash
+    pass
+
+
+@contextlib.contextmanager
+def _no_write_that_blocks(seconds=30):
+    """Fail the test, not hang it, when the grader's write to a child's stdin blocks."""
+    def stuck(*_):
+        raise Stuck("the grader's write to the child's stdin blocked")
+
+    previous = signal.signal(signal.SIGALRM, stuck)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
 def test_requests_written_ahead_never_fill_a_shrunken_stdin(tmp_path):
     # the child shrinks its stdin pipe to one page, then hangs in the first call:
     # ids written ahead past a page would block the grader's write for good
@@ -156,19 +176,10 @@ def test_requests_written_ahead_never_fill_a_shrunken_stdin(tmp_path):
     '''), encoding="utf-8")
     folder = RunFolder(sandbox.plan("none"))
     process = StudentProcess(folder, tmp_path / "sub", "mod", Limits(time=1.0), "none")
-    class Stuck(Exception):   # not an OSError: the grader's send would take that for a crash
-        pass
-
-    def stuck(*_):
-        raise Stuck("the grader's write to the child's stdin blocked")
-
-    previous = signal.signal(signal.SIGALRM, stuck)
-    signal.alarm(30)
     try:
-        outcomes = process.call_many([("f", (i,), None) for i in range(1500)])
+        with _no_write_that_blocks():
+            outcomes = process.call_many([("f", (i,), None) for i in range(1500)])
     finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
         process.close(wait=True)
         folder.close()
     assert outcomes[0].status.value == "timeout"
@@ -319,20 +330,10 @@ def test_a_child_that_answers_ids_it_never_read_cannot_block_the_grader(tmp_path
     '''), encoding="utf-8")
     folder = RunFolder(sandbox.plan("none"))
     process = StudentProcess(folder, tmp_path / "sub", "mod", Limits(time=5.0), "none")
-
-    class Stuck(Exception):
-        pass
-
-    def stuck(*_):
-        raise Stuck("the grader's write to the child's stdin blocked")
-
-    previous = signal.signal(signal.SIGALRM, stuck)
-    signal.alarm(30)
     try:
-        outcomes = process.call_many([("f", (i,), None) for i in range(1100)])
+        with _no_write_that_blocks():
+            outcomes = process.call_many([("f", (i,), None) for i in range(1100)])
     finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
         process.close(wait=True)
         folder.close()
     unread = next(o for o in outcomes if not o.ok)
