@@ -45,7 +45,9 @@ def start_run(course: Course, set_id: str, submission: str | Path, level: str,
     except BaseException:
         folder.close()
         raise
-    return Warm(folder)
+    warm = Warm(folder)
+    warm.fresh = True   # staged just now: its first grading need not sync it again
+    return warm
 
 
 class Warm:
@@ -68,6 +70,7 @@ class Warm:
         self.replays: dict[Path, pytest_checks.Replays] | None = {} if replays else None
         self.judged: dict[tuple, Any] | None = {} if replays else None   # check.memo_key
         self.folder = folder
+        self.fresh = False     # its folder was staged just now (start_run)
         self.zygote = zygote   # a worker's run.template.Zygote (each run still its own sandbox)
 
     def keep_from(self, other: "Warm") -> None:
@@ -117,7 +120,9 @@ def grade_set(exercise_set: ExerciseSet, submission: str | Path, level: str,
     if warm.folder is not None:
         folder, plan = warm.folder, warm.folder.plan
         sandbox.check_required(plan, required, exercise_set.solutions_dir)
-        folder.stage(submission, exercise_set.exercises_dir, refresh=True)
+        # a watch loop's folder: brought up to date with the files saved since
+        folder.stage(submission, exercise_set.exercises_dir, refresh=not warm.fresh)
+        warm.fresh = False
     else:
         folder = open_run_folder(level, exercise_set.solutions_dir, required, warm.zygote)
         plan = folder.plan

@@ -312,3 +312,27 @@ def test_plain_answers_are_judged_here_and_the_rest_in_a_fork():
     assert not judged_here(job("exact", "x" * 5000))
     assert not judged_here(job("number", object()))
     assert not judged_here(job("array", np.array(["a", "b"])))
+
+
+def test_a_run_staged_as_it_started_is_not_synced_again_but_a_kept_one_is(tmp_path,
+                                                                          monkeypatch):
+    """start_run stages the submission while the set loads; its grading does not walk
+    it again. A folder kept for the next grading (a watch loop) is brought up to date."""
+    from grader.grading import start_run
+    from grader.run import student
+
+    synced = []
+    real = student._sync_tree
+    monkeypatch.setattr(student, "_sync_tree", lambda *a: synced.append(a[0]) or real(*a))
+    submission = _solutions(tmp_path)
+    course = Course(ROOT)
+    exercise_set = loader.load_set(course, "day3")
+    warm = start_run(course, "day3", submission, "none", only={"temperature"})
+    try:
+        grade_set(exercise_set, submission, "none", only={"temperature"}, warm=warm)
+        assert synced == []
+        (submission / "temperature.py").write_text("def softmax(x, T=1.0):\n    return x\n")
+        run = grade_set(exercise_set, submission, "none", only={"temperature"}, warm=warm)
+        assert synced and not run.all_passed   # the saved file is the one graded
+    finally:
+        warm.close()

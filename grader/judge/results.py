@@ -1,6 +1,7 @@
 """What grading produced: plain records that point back to their spec by id."""
 
 import dataclasses
+import functools
 from typing import Any
 
 from ..course.spec import Exercise, Misconception, Text
@@ -47,11 +48,11 @@ class ExerciseResult:
     exercise: Exercise
     checks: tuple
 
-    @property
+    @functools.cached_property   # the report asks for each many times
     def score(self) -> float:
         return add_points(c.score for c in self.checks)
 
-    @property
+    @functools.cached_property
     def max_score(self) -> float:
         return add_points(c.max_score for c in self.checks)
 
@@ -66,11 +67,11 @@ class RunResult:
     seconds: float
     released: bool = False     # hidden checks not available (student release)
 
-    @property
+    @functools.cached_property
     def score(self) -> float:
         return add_points(e.score for e in self.exercises)
 
-    @property
+    @functools.cached_property
     def max_score(self) -> float:
         return add_points(e.max_score for e in self.exercises)
 

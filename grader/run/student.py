@@ -88,6 +88,7 @@ class RunFolder:
             raise
         self._count = 0
         self._staged: dict[str, str] = {}
+        self._real: dict[str, str] = {}
         self._live: set[str] = set()   # the work folders of children not yet closed
         self._retired: list[tuple[Path, ForkedChild]] = []   # killed, death not yet seen
         self._templates: list[Template] = []
@@ -176,7 +177,7 @@ class RunFolder:
         it will need (dev check grades many), and a child cannot change what the
         grader reads later.
         """
-        real = [os.path.realpath(p) for p in paths]
+        real = [self._realpath(str(p), refresh) for p in paths]
         for path in sorted(real, key=len):
             covered = any(path == done or path.startswith(done + os.sep)
                           for done in self._staged)
@@ -192,6 +193,13 @@ class RunFolder:
                 _copy_tree(path, str(target), gid)
             self._staged.setdefault(path, str(target))
         return [str(self.files / p.lstrip(os.sep)) for p in real]
+
+    def _realpath(self, path: str, refresh: bool) -> str:
+        """os.path.realpath, once a path a run (each exercise stages the same folders),
+        again when asked to ``refresh``."""
+        if refresh or path not in self._real:
+            self._real[path] = os.path.realpath(path)
+        return self._real[path]
 
     def _make_parents(self, folder):
         missing = []
