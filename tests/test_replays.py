@@ -296,7 +296,7 @@ def test_plain_answers_are_judged_here_and_the_rest_in_a_fork():
 
     def job(kind, value, expected=1.0, wrong=(), ok=True, each=None):
         spec = NS(kind=kind, params={"each": each} if each else {})
-        return (NS(compare=spec), None, NS(ok=ok, value=value), expected,
+        return (NS(compare=spec, pick=None), None, NS(ok=ok, value=value), expected,
                 [(None, w) for w in wrong])
 
     assert judged_here(job("number", 2.0, wrong=[0.5]))
@@ -336,3 +336,28 @@ def test_a_run_staged_as_it_started_is_not_synced_again_but_a_kept_one_is(tmp_pa
         assert synced and not run.all_passed   # the saved file is the one graded
     finally:
         warm.close()
+
+
+def test_a_formula_that_is_the_expected_tree_is_judged_here_and_another_in_a_fork():
+    """The very tree of the expected formula passes without sympy (compare.compare):
+    no fork; a different tree, or a check that picks an item, goes to the fork."""
+    from types import SimpleNamespace as NS
+
+    import sympy
+
+    from grader import wire
+    from grader.judge.check import judged_here
+
+    n = sympy.Symbol("n", positive=True)
+
+    def lazy(expr):
+        return wire.decode(wire.encode(expr), lazy=True)
+
+    def job(answer, expected, pick=None):
+        return (NS(compare=NS(kind="formula", params={}), pick=pick), None,
+                NS(ok=True, value=answer), expected, [])
+
+    assert judged_here(job(lazy(2 * n * n), lazy(2 * n * n)))
+    assert not judged_here(job(lazy(n * n * 2 + 0 * n + n - n + 1), lazy(2 * n * n)))
+    assert not judged_here(job(lazy(n ** 2), lazy(n * n + 1)))
+    assert not judged_here(job(lazy(2 * n * n), lazy(2 * n * n), pick=0))
