@@ -12,7 +12,7 @@ from grader.course.limits import Limits
 from grader.judge.check import outcome_lines
 from grader.judge.hidden_tests import outcome_from_wire, outcome_to_wire
 from grader.report.messages import render
-from grader.run.channel import Channel, Waited
+from grader.run.channel import INLINE_BYTES, Channel, Waited
 from grader.run.child import diagnose
 from grader.run.child_main import EXIT_OUT_OF_MEMORY
 from grader.run.outcome import CallOutcome, Crash, Status, outcome_from_answer
@@ -96,7 +96,8 @@ def test_channel_refuses_a_planted_link_and_reads_answers_from_its_pipe_only(tmp
     (work / "ans-000002.json").write_text(json.dumps({"status": "ok", "value": 1}))
     channel = Channel(work)
     try:
-        assert channel.send("000001", {"op": "load"}) is False   # never written through
+        large = {"op": "call", "args": "x" * INLINE_BYTES}   # too large for its line: a file
+        assert channel.send("000001", large) is False   # never written through
         assert secret.read_text() == "answer key"
         # a file the child wrote is not an answer: only its pipe is read
         assert channel.wait(time.monotonic() + 0.1, lambda: False, 1000) is Waited.TIMEOUT
@@ -117,20 +118,26 @@ def channel(tmp_path):
     channel.close()
 
 
-def test_requests_written_ahead_share_one_file_and_one_line(channel, tmp_path):
+def test_requests_written_ahead_share_one_line_or_one_file(channel, tmp_path):
+    """A window of requests goes on one line of the child's stdin (ids, a tab, the JSON
+    list); one too large for a line goes in a file named by its first id."""
     child_end = os.dup(channel.answers_w)   # the child's, kept past attach()
     read, write = os.pipe()
     channel.attach(os.fdopen(write, "wb"))
     try:
         assert channel.send("000001", b'[{"op": "a"}, {"op": "b"}]', ["000002"])
-        assert os.read(read, 100) == b"000001 000002\n"
-        assert [p.name for p in tmp_path.iterdir()] == ["req-000001.json"]
-        for rid in ("000001", "000002"):
+        assert os.read(read, 100) == b'000001 000002\t[{"op": "a"}, {"op": "b"}]\n'
+        assert list(tmp_path.iterdir()) == []
+        large = b"[" + b",".join([b'{"op": "%s"}' % (b"x" * (INLINE_BYTES // 2))] * 2) + b"]"
+        assert channel.send("000003", large, ["000004"])
+        assert os.read(read, 100) == b"000003 000004\n"
+        assert [p.name for p in tmp_path.iterdir()] == ["req-000003.json"]
+        for rid in ("000001", "000002", "000003", "000004"):
             os.write(child_end, _frame(rid, {"status": "ok", "value": int(rid)}))
-        for rid in ("000001", "000002"):
+        for rid in ("000001", "000002", "000003", "000004"):
             assert channel.wait(time.monotonic() + 5, lambda: False, 100) is Waited.ANSWER
             assert channel.read_answer(rid, 100).value == int(rid)
-            assert list(tmp_path.iterdir()) == []   # read: its file goes
+        assert list(tmp_path.iterdir()) == []   # read: the file went with its first answer
     finally:
         os.close(child_end)
         os.close(read)

@@ -1,13 +1,14 @@
-"""The request files in one child's work folder and its answer pipe, seen from the grader.
+"""A child's requests, its answer pipe and its work folder, seen from the grader.
 
-The grader writes ``req-ID.json`` into the child's folder,
-never through a link and never over an existing file, and the id on the
-child's stdin.  The child answers on its answer pipe: a line ``ID LENGTH`` and
-that many bytes of JSON, one frame a call, in the order of the requests (a
-pipe, not a file a call: two files, a rename and a wake-up less a call, on
-both sides).  The grader reads at most one frame's cap ahead and refuses a
-frame for another id, or over the cap; the stream is then broken and the
-child is not asked again.  It also keeps the folder under its disk cap.
+The grader writes a child's requests on its stdin, a line each window: their ids,
+then a tab and their JSON; a window too large for one line goes in ``req-ID.json``
+in the child's folder (never through a link, never over an existing file), and the
+line holds the ids alone.  The child answers on its answer pipe: a line
+``ID LENGTH`` and that many bytes of JSON, one frame a call, in the order of the
+requests (a pipe, not a file a call: two files, a rename and a wake-up less a
+call, on both sides).  The grader reads at most one frame's cap ahead and refuses
+a frame for another id, or over the cap; the stream is then broken and the child
+is not asked again.  It also keeps the folder under its disk cap.
 """
 
 import enum
@@ -26,6 +27,9 @@ from .outcome import CallOutcome, Status, outcome_from_answer
 SIZE_CHECK_EVERY = 0.2   # seconds between checks of the work folder's size
 MAX_WORK_ENTRIES = 10_000
 HEADER_BYTES = 40        # "ID LENGTH\n": an id of the grader's and a length
+# a line of requests on a child's stdin, at most: under PIPE_BUF, so written whole,
+# and it fits in a pipe the child shrank to a page once it read the line before
+INLINE_BYTES = 3584
 READ_BYTES = 1 << 16
 
 
@@ -89,24 +93,29 @@ class Channel:
 
     # ------------------------------------------------------------ requests
     def send(self, rid: str, request: dict[str, Any] | bytes, then: Sequence[str] = ()) -> bool:
-        """Write ``req-ID.json`` (``request``, or its JSON) and the id on the child's stdin;
-        ``then``: the ids of more requests in the same file (``request`` is then the JSON
+        """Send ``request`` (or its JSON) with its id on one line of the child's stdin:
+        after a tab when the line stays under INLINE_BYTES, else in ``req-ID.json``.
+        ``then``: the ids of more requests sent with it (``request`` is then the JSON
         list of them all), on the same line.
 
-        False if the request file could not be created (the child planted a
-        file or link under that name), or if the line does not fit in its stdin (it
-        left the last one unread: a child that reads its requests has read every line
-        before it answers the ids on it; the stream is then broken);
-        BrokenPipeError/OSError if the child is gone.
+        False if the request file could not be created (the child planted a file or
+        link under that name), or if the line does not fit in its stdin (it left the
+        last one unread: a child that reads its requests has read every line before it
+        answers the ids on it; the stream is then broken); BrokenPipeError/OSError if
+        the child is gone.
         """
-        try:
-            data = request if isinstance(request, bytes) else \
-                json.dumps(request, allow_nan=False).encode()
-            self.write_new(f"req-{rid}.json", data)
-        except OSError:
-            return False
-        self._requests.add(rid)
-        line = " ".join((rid, *then)).encode() + b"\n"   # under PIPE_BUF: all or nothing
+        data = request if isinstance(request, bytes) else \
+            json.dumps(request, allow_nan=False).encode()
+        line = " ".join((rid, *then)).encode()
+        if len(line) + len(data) + 2 <= INLINE_BYTES:   # JSON text holds no raw tab
+            line += b"\t" + data
+        else:
+            try:
+                self.write_new(f"req-{rid}.json", data)
+            except OSError:
+                return False
+            self._requests.add(rid)
+        line += b"\n"   # under PIPE_BUF: written all or nothing
         try:
             written = os.write(self.stdin.fileno(), line)
         except BlockingIOError:

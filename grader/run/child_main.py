@@ -9,12 +9,13 @@ lowers its limits and imports one submission module.  Children never return
 into the template, so one exercise's monkeypatching cannot reach the next.
 
 A child imports its module at once and answers that as its first call; then it
-reads request ids on stdin, the requests in ``req-ID.json`` (of the
-line's first id: one request, or the list of several written ahead), runs each
-call and sends its answer on the answer pipe (``ID LENGTH``, then the JSON).
-Nothing it prints is read as a result: the grader reads that pipe only, and
-decodes it with the same strict wire module.  The template reports each
-child's exit status; the grader believes it only about that child.
+reads request ids on stdin, with their requests after a tab on the same line, or
+in ``req-ID.json`` when they are large (of the line's first id: one request, or the
+list of several written ahead), runs each call and sends its answer on the
+answer pipe (``ID LENGTH``, then the JSON).  Nothing it prints is read as a
+result: the grader reads that pipe only, and decodes it with the same strict wire
+module.  The template reports each child's exit status; the grader believes it
+only about that child.
 """
 
 import contextlib
@@ -278,10 +279,14 @@ def serve(workdir: str, answers: int, job: dict[str, Any]) -> None:
     sys.path[:] = [job["submission"]] + sys.path
     child = Child(job)
     write_answer(answers, job["load"], child.handle({"op": "load"}))
-    for line in requests:   # the ids of one request file: of a request, or of a list
-        rids = line.decode("ascii").split()
-        with open(os.path.join(workdir, f"req-{rids[0]}.json"), "rb") as f:
-            batch = json.loads(f.read())
+    for line in requests:   # ids, then a tab and their requests, or ids of a request file
+        ids, tab, inline = line.partition(b"\t")
+        rids = ids.decode("ascii").split()
+        if tab:
+            batch = json.loads(inline)
+        else:
+            with open(os.path.join(workdir, f"req-{rids[0]}.json"), "rb") as f:
+                batch = json.loads(f.read())
         for rid, request in zip(rids, batch if len(rids) > 1 else [batch]):
             write_answer(answers, rid, child.handle(request))
 
