@@ -353,3 +353,19 @@ def test_run_folders_go_where_tmpdir_says_and_else_into_memory_when_it_has_room(
         assert sandbox.scratch_folder() is None
     finally:
         sandbox.scratch_folder.cache_clear()
+
+
+def test_an_answer_read_before_is_the_same_outcome_and_only_answers_are_kept(monkeypatch):
+    from grader.run import channel as channel_module
+
+    monkeypatch.setattr(channel_module, "_seen", {})
+    monkeypatch.setattr(channel_module, "SEEN_MAX", 2)
+    ok = json.dumps({"status": "ok", "value": 1, "inputs_digest": "d"}).encode()
+    error = json.dumps({"status": "error", "error": {"type": "ValueError"}}).encode()
+    first = channel_module.read_outcome(ok)
+    assert channel_module.read_outcome(ok) is first and first.value == 1
+    assert channel_module.read_outcome(error) is not channel_module.read_outcome(error)
+    assert channel_module.read_outcome(b"{not json").status is Status.BAD_ANSWER
+    for n in range(3):   # a full memory starts again
+        channel_module.read_outcome(json.dumps({"status": "ok", "value": n}).encode())
+    assert len(channel_module._seen) <= 2
