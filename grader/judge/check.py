@@ -157,6 +157,7 @@ PLAIN_KINDS = frozenset({"number", "array", "shape", "exact", "choice", "set", "
 PLAIN_ITEMS = 20_000   # numbers in all of a job's values, at most
 PLAIN_DEPTH = 8
 PLAIN_TEXT = 1_000     # characters of one string
+PLAIN_INT = 1 << 60    # an int's magnitude, under
 
 
 def judged_here(job: tuple) -> bool:
@@ -193,7 +194,9 @@ def _plain(value: Any, budget: list[int], depth: int) -> bool:
     kind = type(value)
     if kind in (bool, int, float, Fraction) or value is None:
         budget[0] -= 1
-        return budget[0] >= 0 and (kind is not int or abs(value) < 1 << 256)
+        # an int under 2**60 hashes to itself: no two collide in a set (compare_set),
+        # which a larger one's could, by the thousand (i * (2**61 - 1)): quadratic time
+        return budget[0] >= 0 and (kind is not int or abs(value) < PLAIN_INT)
     if kind is str:
         return len(value) <= PLAIN_TEXT
     if kind is np.ndarray:
