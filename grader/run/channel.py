@@ -21,6 +21,8 @@ import time
 from collections.abc import Callable, Sequence
 from typing import IO, Any
 
+import numpy as np
+
 from .. import wire
 from .outcome import CallOutcome, Status, outcome_from_answer
 
@@ -266,9 +268,9 @@ class Channel:
 
 # Answers read before in this process, by the hash of their text: the same bytes are
 # the same outcome (most answers of a class, every child's import), decoded once.
-# Only answers (status ok), and small ones: an outcome is frozen, its value not
-# changed by anyone who reads it.
-SEEN_MAX, SEEN_TEXT = 4096, 4096
+# Only answers (status ok), and small ones (1 KiB of text decodes to at most a few
+# tens of KiB); their arrays are made read-only, as nobody who reads one may change it.
+SEEN_MAX, SEEN_TEXT = 1024, 1024
 _seen: dict[str, CallOutcome] = {}
 
 
@@ -283,6 +285,10 @@ def read_outcome(text: bytes) -> CallOutcome:
     except (ValueError, RecursionError, TypeError, wire.WireError) as exc:
         return CallOutcome(Status.BAD_ANSWER, detail=str(exc)[:200])
     if outcome.ok and len(text) <= SEEN_TEXT:
+        for value in outcome.value if type(outcome.value) in (tuple, list) \
+                else (outcome.value,):
+            if isinstance(value, np.ndarray):
+                value.flags.writeable = False
         if len(_seen) >= SEEN_MAX:
             _seen.clear()
         _seen[digest] = outcome
