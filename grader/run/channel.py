@@ -67,6 +67,7 @@ class Channel:
         self._buffer = bytearray()
         self._eof = False
         self.broken = False
+        self._over_cap = False   # broken by a frame that announced more than its cap
         self._requests: set[str] = set()   # the ids that name a request file
 
     def attach(self, stdin: IO[bytes] | None) -> None:
@@ -196,7 +197,7 @@ class Channel:
             return None
         size = int(parts[1])
         if size > limit:
-            self.broken = True
+            self.broken = self._over_cap = True
             return None
         end = newline + 1 + size
         return (parts[0].decode(), newline + 1, end) if len(self._buffer) >= end else None
@@ -214,17 +215,12 @@ class Channel:
         if frame is None or frame[0] != rid:
             self.broken = True
             return CallOutcome(Status.TOO_LARGE, detail="answer over the size cap") \
-                if self._over(limit) else \
+                if self._over_cap else \
                 CallOutcome(Status.BAD_ANSWER, detail="the answer stream was tampered with")
         _, start, end = frame
         text = bytes(self._buffer[start:end])
         del self._buffer[:end]
         return read_outcome(text)
-
-    def _over(self, limit: int) -> bool:
-        """Whether the head of the buffer announced a frame over ``limit`` bytes."""
-        head = bytes(self._buffer[:HEADER_BYTES]).split(b"\n", 1)[0].split(b" ")
-        return len(head) == 2 and head[1].isdigit() and int(head[1]) > limit
 
     def read_private(self, name: str, limit: int, tail: bool = False) -> bytes:
         """Read at most ``limit`` bytes of a regular file of the child's folder (no links).
