@@ -222,35 +222,28 @@ class Channel:
         del self._buffer[:end]
         return read_outcome(text)
 
-    def read_private(self, name: str, limit: int, tail: bool = False) -> bytes:
-        """Read at most ``limit`` bytes of a regular file of the child's folder (no links).
-
-        OverflowError if the file is larger and ``tail`` is false; with ``tail``
-        its last ``limit`` bytes.
-        """
-        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=self._dir_fd)
+    def console_tail(self, limit: int = 4000) -> str:
+        """The end of what the child printed outside calls (for a crash's report): the
+        last ``limit`` bytes of its console, a regular file (never through a link)."""
+        try:
+            fd = os.open("console.log", os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC,
+                         dir_fd=self._dir_fd)
+        except OSError:
+            return ""
         try:
             info = os.fstat(fd)
             if not stat.S_ISREG(info.st_mode):
-                raise OSError("not a regular file")
-            if info.st_size > limit and not tail:
-                raise OverflowError(info.st_size)
-            if tail:
-                os.lseek(fd, max(0, info.st_size - limit), os.SEEK_SET)
+                return ""
+            os.lseek(fd, max(0, info.st_size - limit), os.SEEK_SET)
             chunks, left = [], limit
             while left > 0 and (chunk := os.read(fd, left)):   # at most limit, if it grows
                 chunks.append(chunk)
                 left -= len(chunk)
-            return b"".join(chunks)
-        finally:
-            os.close(fd)
-
-    def console_tail(self, limit: int = 4000) -> str:
-        """The end of what the child printed outside calls (for a crash's report)."""
-        try:
-            return self.read_private("console.log", limit, tail=True).decode("utf-8", "replace")
+            return b"".join(chunks).decode("utf-8", "replace")
         except OSError:
             return ""
+        finally:
+            os.close(fd)
 
     # ------------------------------------------------------------ the disk cap
     def over_disk_cap(self) -> bool:
