@@ -160,10 +160,7 @@ class RunFolder:
             self.template(limits, preload)
 
     def _share(self, path):
-        """Root's, readable by the run's gid only (never writable by the child)."""
-        os.chown(path, 0, self.identity.gid, follow_symlinks=False)
-        if not path.is_symlink():
-            os.chmod(path, 0o750 if path.is_dir() else 0o640)
+        _share(path, self.identity.gid)
 
     def stage(self, *paths: str | Path, refresh: bool = False) -> list[str]:
         """Folders as the child sees them: copies under ``files/`` at their absolute
@@ -385,11 +382,17 @@ def _kind(entry):
     return "dir" if entry.is_dir(follow_symlinks=False) else "file"
 
 
+def _share(path: str | Path, gid: int) -> None:
+    """Root's, readable by the run's gid only (never writable by the child)."""
+    os.chown(path, 0, gid, follow_symlinks=False)
+    if not os.path.islink(path):
+        os.chmod(path, 0o750 if os.path.isdir(path) else 0o640)
+
+
 def _copy_tree(source: str, target: str, gid: int | None) -> None:
     os.mkdir(target, 0o750)
-    if gid is not None:   # root's, readable by the run's gid only, never writable
-        os.chown(target, 0, gid)
-        os.chmod(target, 0o750)
+    if gid is not None:
+        _share(target, gid)
     for entry in os.scandir(source):
         _copy_entry(entry, os.path.join(target, entry.name), gid)
 
@@ -399,7 +402,7 @@ def _copy_entry(entry: os.DirEntry, dest: str, gid: int | None) -> None:
     if entry.is_symlink():
         os.symlink(os.readlink(entry.path), dest)
         if gid is not None:
-            os.chown(dest, 0, gid, follow_symlinks=False)
+            _share(dest, gid)
     elif entry.is_dir(follow_symlinks=False):
         _copy_tree(entry.path, dest, gid)
     elif entry.is_file(follow_symlinks=False):
