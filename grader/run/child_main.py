@@ -20,6 +20,7 @@ only about that child.
 
 import contextlib
 import errno
+import functools
 import gc
 import importlib
 import io
@@ -83,7 +84,7 @@ def _own_keyrings() -> None:
     number = KEYCTL.get(platform.machine())
     if number is None:
         return
-    libc = ctypes.CDLL(None, use_errno=True)
+    libc = _libc()
     libc.syscall.restype = ctypes.c_long
     for args in ((KEYCTL_JOIN_SESSION_KEYRING, None),
                  (KEYCTL_CLEAR, ctypes.c_long(KEY_SPEC_USER_KEYRING)),
@@ -345,11 +346,17 @@ POLL_SECONDS = 0.05
 KILL_SECONDS = 2.0   # a SIGKILLed child is gone long before (unless stuck in the kernel)
 
 
-def _prctl(option: int, value: int) -> None:
+@functools.cache
+def _libc() -> Any:
+    """The C library, through ctypes (imported only by who calls into it), made once."""
     import ctypes
 
+    return ctypes.CDLL(None, use_errno=True)
+
+
+def _prctl(option: int, value: int) -> None:
     try:
-        ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0)
+        _libc().prctl(option, value, 0, 0, 0)
     except (OSError, AttributeError):
         pass
 
@@ -806,8 +813,7 @@ _OWN_PID_NAMESPACE: list[int] = []   # a descriptor of the zygote's own, opened 
 def _setns(fd: int, name: str) -> None:
     import ctypes
 
-    libc = ctypes.CDLL(None, use_errno=True)
-    if libc.setns(fd, CLONE_NEWPID if name == "pid" else 0) != 0:
+    if _libc().setns(fd, CLONE_NEWPID if name == "pid" else 0) != 0:
         raise OSError(ctypes.get_errno(), f"setns {name}")
 
 
