@@ -15,7 +15,7 @@ from ..course.limits import Limits
 from ..course.spec import Check, Exercise, Misconception, Text
 from ..course.units import UnitError, parse_bytes, written_precision
 from ..run.outcome import CallOutcome
-from ..wire import Lazy, materialized
+from ..wire import materialized
 from . import bounded
 from . import compare as cmp
 from .msg import Msg
@@ -178,9 +178,7 @@ def _same_tree(check: Check, value: Any, expected: Any) -> bool:
     """A formula that is the very tree of the expected one: it passes without sympy
     (compare.compare), and nothing else of it is looked at (a check that picks an item
     is left to the fork: naming a wrong kind of answer may need sympy)."""
-    return (check.compare.kind in cmp.SAME_TREE_KINDS and check.pick is None
-            and type(value) is Lazy and type(expected) is Lazy and value == expected
-            and value.finite())
+    return check.pick is None and cmp.same_tree(value, expected, check.compare)
 
 
 def _plain_kind(spec: Any) -> bool:

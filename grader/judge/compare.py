@@ -25,15 +25,21 @@ SYMPY_EVAL_SECONDS = 2.0
 SAME_TREE_KINDS = ("formula", "exact")   # where one sympy tree equals itself
 
 
+def same_tree(answer: Any, expected: Any, spec: Compare) -> bool:
+    """Whether ``answer`` is the very formula tree of ``expected`` (both Lazy, finite),
+    under a comparison where that alone passes, without sympy."""
+    # both Lazy: an array's == would answer elementwise (and its truth raise)
+    return (type(answer) is Lazy and type(expected) is Lazy and answer == expected
+            and answer.finite() and spec.kind in SAME_TREE_KINDS)
+
+
 def compare(answer: Any, expected: Any, spec: Compare) -> Verdict:
     """Compare by ``spec.kind``; a wrong kind of answer is a failed Verdict.
 
     A formula that is the very tree of the expected one passes without sympy
     (see ``wire.Lazy``); any other is compared as a sympy object.
     """
-    # both Lazy: an array's == would answer elementwise (and its truth raise)
-    if type(answer) is Lazy and type(expected) is Lazy and answer == expected \
-            and answer.finite() and spec.kind in SAME_TREE_KINDS:
+    if same_tree(answer, expected, spec):
         return Verdict(True, tolerance=tolerance_of(spec), margin=0.0)
     answer, expected = materialized(answer), materialized(expected)
     comparator = COMPARATORS[spec.kind]
