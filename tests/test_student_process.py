@@ -147,6 +147,19 @@ class Stuck(Exception):   # not an OSError: the grader's send would take that fo
     pass
 
 
+def _calls_of_f(submission, count, limits):
+    """``mod.f(i)`` for i below ``count``, written ahead, in one child at the process
+    level; a write to its stdin that blocks fails the test instead of hanging it."""
+    folder = RunFolder(sandbox.plan("none"))
+    process = StudentProcess(folder, submission, "mod", limits, "none")
+    try:
+        with _no_write_that_blocks():
+            return process.call_many([("f", (i,), None) for i in range(count)])
+    finally:
+        process.close(wait=True)
+        folder.close()
+
+
 @contextlib.contextmanager
 def _no_write_that_blocks(seconds=30):
     """Fail the test, not hang it, when the grader's write to a child's stdin blocks."""
@@ -174,14 +187,7 @@ def test_requests_written_ahead_never_fill_a_shrunken_stdin(tmp_path):
                 time.sleep(60)
             return x
     '''), encoding="utf-8")
-    folder = RunFolder(sandbox.plan("none"))
-    process = StudentProcess(folder, tmp_path / "sub", "mod", Limits(time=1.0), "none")
-    try:
-        with _no_write_that_blocks():
-            outcomes = process.call_many([("f", (i,), None) for i in range(1500)])
-    finally:
-        process.close(wait=True)
-        folder.close()
+    outcomes = _calls_of_f(tmp_path / "sub", 1500, Limits(time=1.0))
     assert outcomes[0].status.value == "timeout"
     assert [o.value for o in outcomes[1:]] == list(range(1, 1500))
 
@@ -328,13 +334,6 @@ def test_a_child_that_answers_ids_it_never_read_cannot_block_the_grader(tmp_path
                 os.write(answers, b"%06d %d\\n" % (n, len(body)) + body)
             time.sleep(60)
     '''), encoding="utf-8")
-    folder = RunFolder(sandbox.plan("none"))
-    process = StudentProcess(folder, tmp_path / "sub", "mod", Limits(time=5.0), "none")
-    try:
-        with _no_write_that_blocks():
-            outcomes = process.call_many([("f", (i,), None) for i in range(1100)])
-    finally:
-        process.close(wait=True)
-        folder.close()
+    outcomes = _calls_of_f(tmp_path / "sub", 1100, Limits(time=5.0))
     unread = next(o for o in outcomes if not o.ok)
     assert unread.status.value == "bad_answer" and "unread" in unread.detail
