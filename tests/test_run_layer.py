@@ -377,3 +377,14 @@ def test_an_answer_read_before_is_the_same_outcome_and_only_answers_are_kept(mon
     kept = channel_module.read_outcome(array).value
     with pytest.raises(ValueError):   # shared by every identical answer: nobody changes it
         kept[0] = 1.0
+
+
+def test_a_frame_over_its_cap_is_too_large_by_the_size_it_announced(channel):
+    """Said as a child's own "too_large" answer says it (a size the message shows in
+    the student's language), not in English words."""
+    frame = _frame("000001", {"status": "ok", "value": "x" * 200})
+    os.write(channel.answers_w, frame)
+    assert channel.wait(time.monotonic() + 5, lambda: False, 100) is Waited.ANSWER
+    outcome = channel.read_answer("000001", 100)
+    assert outcome.status is Status.TOO_LARGE and outcome.detail == frame.split(b" ")[1].split(
+        b"\n")[0].decode()

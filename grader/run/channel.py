@@ -67,7 +67,7 @@ class Channel:
         self._buffer = bytearray()
         self._eof = False
         self.broken = False
-        self._over_cap = False   # broken by a frame that announced more than its cap
+        self._over_cap: int | None = None   # the size a frame over its cap announced
         self._requests: set[str] = set()   # the ids that name a request file
 
     def attach(self, stdin: IO[bytes] | None) -> None:
@@ -197,7 +197,7 @@ class Channel:
             return None
         size = int(parts[1])
         if size > limit:
-            self.broken = self._over_cap = True
+            self.broken, self._over_cap = True, size
             return None
         end = newline + 1 + size
         return (parts[0].decode(), newline + 1, end) if len(self._buffer) >= end else None
@@ -214,8 +214,9 @@ class Channel:
         frame = None if self.broken else self._frame(limit)
         if frame is None or frame[0] != rid:
             self.broken = True
-            return CallOutcome(Status.TOO_LARGE, detail="answer over the size cap") \
-                if self._over_cap else \
+            # the size it announced, as a child's own "too_large" answer gives it
+            return CallOutcome(Status.TOO_LARGE, detail=str(self._over_cap)) \
+                if self._over_cap is not None else \
                 CallOutcome(Status.BAD_ANSWER, detail="the answer stream was tampered with")
         _, start, end = frame
         text = bytes(self._buffer[start:end])
