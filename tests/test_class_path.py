@@ -376,7 +376,10 @@ def test_a_closed_pool_takes_no_more_students_and_starts_no_worker(tmp_path, mon
         def alive(self):
             return self.up
 
-        def grade(self, args, timeout):
+        def send(self, args):
+            pass
+
+        def receive(self, timeout):
             time.sleep(0.2)
             self.up = False
             return None, None, "the grading worker died"
@@ -415,9 +418,11 @@ def _stand_in_worker(started=None, graded=None):
         def alive(self):
             return True
 
-        def grade(self, args, timeout):
+        def send(self, args):   # a worker starts grading as its command comes
             if graded is not None:
                 graded(args[args.index("--student") + 1])
+
+        def receive(self, timeout):
             return 0, {"score": 0, "max_score": 10, "tests": [], "extra_data": {
                 "exercises": [{"exercise": "temperature", "score": 0, "max_score": 10}]}}, ""
 
@@ -451,8 +456,9 @@ def test_a_class_starts_a_worker_per_student_to_grade_up_to_its_jobs(tmp_path, m
 
 def test_a_class_is_graded_while_the_rest_of_it_is_prepared(tmp_path, monkeypatch):
     """The first student is graded as soon as there are as many students to grade as
-    workers; the others are prepared as a worker asks for the next one, and a failure
-    to prepare one ends grade-all with that error."""
+    workers; the others are prepared one ahead, while a worker grades (it gets its next
+    student as soon as it is done), and a failure to prepare one ends grade-all with
+    that error."""
     events = []
     prepare = gradebook._prepare
 

@@ -89,11 +89,24 @@ class Worker:
 
     def grade(self, args: Sequence[str], timeout: float) -> RunOutput:
         """Grade one command line; a dead or overrunning worker is a failed row."""
+        self.send(args)
+        return self.receive(timeout)
+
+    def send(self, args: Sequence[str]) -> None:
+        """Give it a command line (``receive`` its result); a worker it cannot reach
+        has ``ended``."""
         try:
             self.stdin.write(json.dumps(list(args)).encode() + b"\n")
             self.stdin.flush()
-            line = self._read_line(time.monotonic() + timeout)
         except (OSError, ValueError):   # ValueError: the pool closed its pipes (Ctrl-C)
+            self.ended = True
+
+    def receive(self, timeout: float) -> RunOutput:
+        """The result of the command line sent; a dead or overrunning worker is a
+        failed row."""
+        try:
+            line = None if self.ended else self._read_line(time.monotonic() + timeout)
+        except (OSError, ValueError):
             line, self.ended = None, True
         if line is None:
             # its pipes close a moment before a killed process can be waited for: its
@@ -199,12 +212,15 @@ class Pool:
 
         Results in order, each (exit code, parsed JSON document or None, stderr);
         ``on_done(i, result)`` as each finishes.  A worker that died is replaced.
-        ``commands`` may be a generator: a free worker's thread takes its next command
-        from it (one at a time, under the lock ``on_done`` runs under), so the caller
-        prepares the rest of a class while the first students are graded.  An
-        exception it raises ends the run and is raised here.
+        ``commands`` may be a generator: the caller prepares the rest of a class while
+        the first students are graded.  It is advanced under the lock ``on_done`` runs
+        under, one command ahead of the free workers: a worker that finishes gets its
+        next command at once, before its result is written (``on_done``) and the
+        command after is prepared.  An exception it raises ends the run and is raised
+        here.
         """
         source = enumerate(commands)
+        ahead: list[tuple[int, Sequence[str]]] = []   # prepared, not yet taken
         results: dict[int, RunOutput] = {}
         failed: list[BaseException] = []
         lock = threading.Lock()
@@ -215,28 +231,47 @@ class Pool:
             finally:
                 ended.set()
 
+        def advance():
+            """The next command (under ``lock``), or None: none left, a failure, Ctrl-C."""
+            if self._closed or failed:
+                return None
+            if ahead:
+                return ahead.pop()
+            try:
+                i, argv = next(source, (None, None))
+            except BaseException as exc:   # raised again by run(), not lost here
+                failed.append(exc)
+                return None
+            return None if i is None else (i, argv)
+
+        def start_next(n):
+            """(index, worker) of the next command, sent to worker ``n``; None when
+            there is none.  The command after it is prepared meanwhile."""
+            with lock:
+                job = advance()
+                if job is None:
+                    return None
+                with self._starting:   # closed while the command was prepared: the
+                    if self._closed:   # workers are gone, none is started again
+                        return None
+                    worker = self.workers[n]
+                    if worker is None or not worker.alive():   # one adoption at a time
+                        if worker is not None:                  # on the zygote's socket
+                            worker.stop(graceful=False)
+                        worker = self.workers[n] = Worker(self.cwd, self._log(n),
+                                                          self.zygote)
+                    worker.send(job[1])
+                following = advance()
+                if following is not None:
+                    ahead.append(following)
+            return job[0], worker
+
         def serve(n):
-            while True:
-                with lock:
-                    if self._closed:   # Ctrl-C: nothing more is taken or started
-                        return
-                    try:
-                        i, argv = next(source, (None, None))
-                    except BaseException as exc:   # raised again by run(), not lost here
-                        failed.append(exc)
-                        return
-                    if i is None or failed:
-                        return
-                    with self._starting:   # closed while the command was prepared: the
-                        if self._closed:   # workers are gone, none is started again
-                            return
-                        worker = self.workers[n]
-                        if worker is None or not worker.alive():   # one adoption at a time
-                            if worker is not None:                  # on the zygote's socket
-                                worker.stop(graceful=False)
-                            worker = self.workers[n] = Worker(self.cwd, self._log(n),
-                                                              self.zygote)
-                result = worker.grade(argv, timeout)
+            job = start_next(n)
+            while job is not None:
+                i, worker = job
+                result = worker.receive(timeout)
+                job = start_next(n)
                 with lock:
                     if self._closed:   # interrupted: no row, graded again on resume
                         return
