@@ -111,6 +111,21 @@ def test_missing_function(child):
     assert outcome.status == "missing" and outcome.detail == "nope"
 
 
+def test_the_child_imports_the_students_file_even_under_a_name_it_already_knows(tmp_path):
+    """The exercise's file itself, not a module of that name the child runtime has
+    imported (``json``); a sibling it imports is found beside it."""
+    (tmp_path / "json.py").write_text("from helper import twice\n")
+    (tmp_path / "helper.py").write_text("def twice(x):\n    return 2 * x\n")
+    folder = RunFolder()
+    process = StudentProcess(folder, tmp_path, "json", Limits(time=2.0), "none")
+    try:
+        outcome = process.call("twice", [21])
+        assert outcome.ok and outcome.value == 42
+    finally:
+        process.close()
+        folder.close()
+
+
 def test_syntax_error_is_reported_once_with_line(tmp_path):
     (tmp_path / "bad.py").write_text("def f(:\n    pass\n")
     folder = RunFolder()
@@ -337,3 +352,4 @@ def test_a_child_that_answers_ids_it_never_read_cannot_block_the_grader(tmp_path
     outcomes = _calls_of_f(tmp_path / "sub", 1100, Limits(time=5.0))
     unread = next(o for o in outcomes if not o.ok)
     assert unread.status.value == "bad_answer" and "unread" in unread.detail
+
