@@ -5,6 +5,7 @@ import os
 import signal
 import stat
 import textwrap
+import time
 from pathlib import Path
 
 import numpy as np
@@ -353,3 +354,35 @@ def test_a_child_that_answers_ids_it_never_read_cannot_block_the_grader(tmp_path
     unread = next(o for o in outcomes if not o.ok)
     assert unread.status.value == "bad_answer" and "unread" in unread.detail
 
+
+def test_a_killed_child_is_reaped_as_its_pidfd_says_it_ended_not_by_polling(monkeypatch):
+    """The template waits for a child it killed on a pidfd (the next fork must find
+    none alive): woken by its end, with no sleeps between looks.  (This child ends by
+    itself a moment later, as a killed one still unmapping its memory would.)"""
+    pid = os.fork()
+    if pid == 0:   # pragma: no cover - the child
+        try:
+            time.sleep(0.3)
+        finally:
+            os._exit(0)
+    watch = child_main._pidfd(pid)
+    if watch is None:
+        os.waitpid(pid, 0)
+        pytest.skip("no pidfd_open on this kernel")
+
+    class Template:   # what reap_dead uses of a child_main.Template
+        children = {pid: "1"}
+        looks = 0
+
+        def reap(self):
+            self.looks += 1
+            if os.waitpid(pid, os.WNOHANG)[0]:
+                self.children.pop(pid)
+
+    template = Template()
+    monkeypatch.setattr(child_main.time, "sleep", lambda _: pytest.fail("polled"))
+    try:
+        child_main.Template.reap_dead(template, pid, watch)  # type: ignore[arg-type]
+    finally:
+        os.close(watch)
+    assert pid not in template.children and template.looks == 2

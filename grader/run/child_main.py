@@ -458,8 +458,13 @@ class Template:
         if request["op"] == "kill":
             pid = next((p for p, i in self.children.items() if i == request["id"]), None)
             if pid is not None:
-                _kill_group(pid)
-                self.reap_dead(pid)
+                watch = _pidfd(pid)   # before the kill: the pid is still this child's
+                try:
+                    _kill_group(pid)
+                    self.reap_dead(pid, watch)
+                finally:
+                    if watch is not None:
+                        os.close(watch)
             return
         if request.get("preload"):
             import_all(request["preload"])   # once, here: the children share it
@@ -482,14 +487,18 @@ class Template:
         self.children[pid] = request["id"]
         self.send({"id": request["id"], "forked": True})
 
-    def reap_dead(self, pid: int) -> None:
+    def reap_dead(self, pid: int, watch: int | None) -> None:
         """Reap a child just killed before the next request (a fork): the grader does
-        not wait for the kill, and a fork must find no child alive (kill_all)."""
+        not wait for the kill, and a fork must find no child alive (kill_all).
+        ``watch``: a pidfd of it, readable once it has ended (else it is polled)."""
         deadline = time.monotonic() + KILL_SECONDS
         while pid in self.children and time.monotonic() < deadline:
             self.reap()
             if pid in self.children:
-                time.sleep(0.0002)
+                if watch is None:
+                    time.sleep(0.0002)
+                else:
+                    select.select([watch], [], [], max(0.0, deadline - time.monotonic()))
 
     def reap(self) -> None:
         ended, exits = False, []
@@ -541,6 +550,14 @@ def _kill_everything_else() -> None:
             return
         except InterruptedError:
             continue
+
+
+def _pidfd(pid: int) -> int | None:
+    """A descriptor that becomes readable when child ``pid`` ends (Linux 5.3), or None."""
+    try:
+        return os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        return None
 
 
 def _kill_group(pid: int) -> None:
