@@ -285,6 +285,34 @@ print(json.dumps({{"held": held, "ends": ends, "codes": [p.returncode for p in p
         assert not set(held) & set(others), held
 
 
+def test_a_class_runs_each_worker_on_a_cpu_of_its_own(tmp_path):
+    """Worker n runs on the n-th CPU the class may use, in turn (batch.pin_cpus); one
+    worker alone is not pinned."""
+    script = f"""
+import json, os, sys
+sys.path.insert(0, {str(ROOT)!r})
+from grader.instructor import batch
+
+def serve():
+    sys.stdin.read()
+
+found = {{}}
+for jobs in (1, 3):
+    pool = batch.Pool(jobs, {str(tmp_path)!r}, serve)
+    found[jobs] = [sorted(os.sched_getaffinity(w.proc.pid)) for w in pool.workers]
+    pool.close()
+print(json.dumps(found))
+"""
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    found = json.loads(proc.stdout)
+    cpus = sorted(os.sched_getaffinity(0))
+    assert found["1"] == [cpus]
+    if len(cpus) >= 2:
+        assert found["3"] == [[cpus[n % len(cpus)]] for n in range(3)]
+
+
 def test_grade_all_from_a_class_folder_preloads_nothing_of_a_students(tmp_path):
     """What grade-all imports for its forks (pytest, pdb) is imported as a fork would,
     without the current folder: run from inside the class folder, grade-all imported a

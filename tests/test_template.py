@@ -334,6 +334,23 @@ def test_monkeypatching_stays_in_one_child_of_a_zygote_template(zygote, tmp_path
 
 
 @ZYGOTE
+def test_a_zygote_template_runs_on_the_cpus_of_the_worker_that_asked(zygote, tmp_path):
+    """A worker pinned to one CPU (batch.pin_cpus): the template the zygote forks into
+    its sandbox, and so each child, runs on that CPU, not on all of the zygote's."""
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        pytest.skip("one CPU: nothing is pinned")
+    (tmp_path / "where.py").write_text(
+        "import os\n\ndef cpus():\n    return sorted(os.sched_getaffinity(0))\n")
+    os.sched_setaffinity(0, {cpus[-1]})
+    try:
+        with run_folder("bubblewrap", tmp_path, zygote) as (folder, process):
+            assert process("where").call("cpus").value == [cpus[-1]]
+    finally:
+        os.sched_setaffinity(0, cpus)
+
+
+@ZYGOTE
 def test_without_its_zygote_a_run_starts_its_own_template(tmp_path):
     from grader.run.template import Zygote
 

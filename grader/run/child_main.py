@@ -921,6 +921,9 @@ def become_template(fds: list[int], settings: dict[str, Any]) -> None:
     for which, soft, hard in settings["rlimits"]:
         _lower(which, soft, hard)
     os.nice(settings["nice"])
+    if settings.get("cpus"):
+        with contextlib.suppress(OSError):
+            os.sched_setaffinity(0, settings["cpus"])
     drop_privileges(settings["argv"])
     _prctl(PR_SET_NO_NEW_PRIVS, 1)
     Template(socket.socket(fileno=control_fd), settings.get("kill_all", False)).run()

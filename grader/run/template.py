@@ -140,6 +140,10 @@ class Template:
         settings = {"env": sandbox.child_env(str(folder.work)),
                     "rlimits": sandbox.rlimits(own, cpu=False),
                     "nice": sandbox.STUDENT_NICENESS, "kill_all": True,
+                    # the zygote's CPUs are all of them: a pinned worker's sandbox runs
+                    # where it does, as one it starts itself would (batch.pin_cpus)
+                    "cpus": sorted(os.sched_getaffinity(0)) if hasattr(
+                        os, "sched_getaffinity") else None,
                     "argv": ["--nproc", str(own.processes),
                              "--user", f"{identity.uid}:{identity.gid}",
                              "--cwd", str(folder.work)]}
