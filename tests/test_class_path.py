@@ -14,6 +14,7 @@ import shutil
 import subprocess
 import sys
 import zipfile
+from unittest import mock
 
 import pytest
 from conftest import DAY3_MAX, EXERCISES, ROOT, SOLUTIONS, run_cli
@@ -286,8 +287,8 @@ print(json.dumps({{"held": held, "ends": ends, "codes": [p.returncode for p in p
 
 
 def test_a_class_runs_each_worker_on_a_cpu_of_its_own(tmp_path):
-    """Worker n runs on the n-th CPU the class may use, in turn (batch.pin_cpus); one
-    worker alone is not pinned."""
+    """The CPUs a class may use are dealt out to its workers (batch.pin_cpus): with
+    more workers than CPUs, one each in turn; one worker alone is not pinned."""
     script = f"""
 import json, os, sys
 sys.path.insert(0, {str(ROOT)!r})
@@ -309,8 +310,15 @@ print(json.dumps(found))
     found = json.loads(proc.stdout)
     cpus = sorted(os.sched_getaffinity(0))
     assert found["1"] == [cpus]
-    if len(cpus) >= 2:
-        assert found["3"] == [[cpus[n % len(cpus)]] for n in range(3)]
+    if len(cpus) == 2:
+        assert found["3"] == [[cpus[0]], [cpus[1]], [cpus[0]]]
+    assert batch.pin_cpus(1) is None
+    with mock.patch.object(os, "sched_getaffinity", lambda pid: {0, 1, 2, 3}):
+        assert batch.pin_cpus(2) == [{0, 2}, {1, 3}]
+        assert batch.pin_cpus(3) == [{0, 3}, {1}, {2}]
+        assert batch.pin_cpus(5) == [{0}, {1}, {2}, {3}]
+    with mock.patch.object(os, "sched_getaffinity", lambda pid: {5}):
+        assert batch.pin_cpus(2) is None
 
 
 def test_grade_all_from_a_class_folder_preloads_nothing_of_a_students(tmp_path):

@@ -65,9 +65,9 @@ class Worker:
     instead of a new Python."""
 
     def __init__(self, cwd: str | Path | None, log: Path, zygote: Any = None,
-                 fork: Callable[[], object] | None = None, cpu: int | None = None):
-        """``cpu``: the one CPU it (and what it starts: its students' sandboxes) runs
-        on (``pin_cpus``)."""
+                 fork: Callable[[], object] | None = None, cpus: set[int] | None = None):
+        """``cpus``: the CPUs it (and what it starts: its students' sandboxes) runs on
+        (``pin_cpus``)."""
         self.log = log
         shared = zygote.adopt() if zygote is not None and zygote.alive() else None
         env = {} if shared is None else {zygote.SHARED: str(shared.fileno())}
@@ -86,9 +86,9 @@ class Worker:
             if shared is not None:
                 shared.close()
         assert self.proc.stdin is not None and self.proc.stdout is not None
-        if cpu is not None:   # before its first command: its sandboxes take its CPU
+        if cpus:   # before its first command: its sandboxes take its CPUs
             with contextlib.suppress(OSError):
-                os.sched_setaffinity(self.proc.pid, {cpu})
+                os.sched_setaffinity(self.proc.pid, cpus)
         self.stdin, self.stdout = self.proc.stdin, self.proc.stdout
         self._buffer = b""
         self.ended = False   # its output ended: the worker died (or is dying)
@@ -170,17 +170,22 @@ class Worker:
                 pass
 
 
-def pin_cpus(jobs: int) -> list[int] | None:
-    """The CPUs a class's workers run on, worker n on the n-th (in turn), or None (one
-    worker; or one CPU, or none to pin to).  A worker, its sandboxes' templates and
-    their children then wake each other on one CPU, and find its caches warm: on this
-    project's 2-core virtual machine, where a wake-up on another CPU is an interrupt
-    between virtual CPUs, a class took 7–9 % less time.  Students still go to whichever
-    worker is free, so a CPU busy with something else gets fewer of them."""
+def pin_cpus(jobs: int) -> list[set[int]] | None:
+    """The CPUs each of a class's workers runs on (worker n: the n-th set, in turn), or
+    None (one worker; or one CPU, or no way to pin).  The CPUs the class may use are
+    dealt out like cards: two workers on two CPUs get one each, on four CPUs two each.
+    A worker, its sandboxes' templates and their children then wake each other on the
+    same CPUs, and find their caches warm: on this project's 2-core virtual machine,
+    where a wake-up on another CPU is an interrupt between virtual CPUs, a class took
+    7–9 % less time.  Students still go to whichever worker is free, so a worker whose
+    CPU is busy with something else grades fewer of them."""
     if jobs < 2 or not hasattr(os, "sched_getaffinity"):
         return None
     cpus = sorted(os.sched_getaffinity(0))
-    return cpus if len(cpus) >= 2 else None
+    if len(cpus) < 2:
+        return None
+    return [set(cpus[n::jobs]) for n in range(jobs)] if jobs <= len(cpus) else \
+        [{cpu} for cpu in cpus]
 
 
 class Pool:
@@ -220,9 +225,9 @@ class Pool:
             forked_worker.preload()
             self._preloaded = True
         n = len(self.workers)
-        self.workers.append(Worker(self.cwd, self._log(n), self.zygote, fork, self._cpu(n)))
+        self.workers.append(Worker(self.cwd, self._log(n), self.zygote, fork, self._cpus(n)))
 
-    def _cpu(self, n: int) -> int | None:
+    def _cpus(self, n: int) -> set[int] | None:
         return self.cpus[n % len(self.cpus)] if self.cpus else None
 
     def _log(self, n: int) -> Path:
@@ -282,7 +287,7 @@ class Pool:
                         if worker is not None:                  # on the zygote's socket
                             worker.stop(graceful=False)
                         worker = self.workers[n] = Worker(self.cwd, self._log(n),
-                                                          self.zygote, cpu=self._cpu(n))
+                                                          self.zygote, cpus=self._cpus(n))
                     worker.send(job[1])
                 following = advance()
                 if following is not None:
