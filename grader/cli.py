@@ -4,6 +4,7 @@ Exit codes: 0 every check passed, 1 some check failed, 2 usage or course
 error (bad YAML, missing files, unknown set).
 """
 
+import errno
 import json
 import os
 import sys
@@ -120,6 +121,28 @@ def _course(course_dir):
 def _fail(exc: Exception) -> NoReturn:
     click.echo(f"error: {exc}", err=True)
     sys.exit(ExitCode.USAGE)
+
+
+def _write_output(output: str | Path, data: str | bytes, lang: str) -> None:
+    """A file the user named (``-o``): its folder made if missing; a failure said in
+    ``lang``, not a traceback."""
+    path = Path(output)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, data)
+    except OSError as exc:
+        code = errno.errorcode.get(exc.errno or 0, "")
+        why = WRITE_FAILURES.get(code, Msg("cannot-write", code=code or type(exc).__name__))
+        click.echo(report.render(Msg(why.code, **why.values, path=str(path)), lang), err=True)
+        sys.exit(ExitCode.USAGE)
+
+
+# why a file could not be written, by errno name (else the name is said)
+WRITE_FAILURES = {"EACCES": Msg("cannot-write-denied"), "EPERM": Msg("cannot-write-denied"),
+                  "EROFS": Msg("cannot-write-read-only"), "ENOSPC": Msg("cannot-write-full"),
+                  "EDQUOT": Msg("cannot-write-full"), "EISDIR": Msg("cannot-write-folder"),
+                  "ENOTDIR": Msg("cannot-write-not-folder"),
+                  "EEXIST": Msg("cannot-write-not-folder")}
 
 
 def run() -> NoReturn:
@@ -261,7 +284,7 @@ def grade(set_id: str, submission: str | None, upload: str | None, as_json: bool
             mine.graded(run)
             mine.save()
     if output:
-        write_atomic(output, json.dumps(document, ensure_ascii=False, indent=2))
+        _write_output(output, json.dumps(document, ensure_ascii=False, indent=2), lang)
     if as_json:   # for people, indented; for a worker's parent, compact (C-encoded)
         click.echo(json.dumps(document, ensure_ascii=False, indent=None if _warm() else 2))
     else:
@@ -684,7 +707,7 @@ def _class_report(folder, output, lang, fmt, course, exercise_set=None):
         from .instructor.class_page import href_to, page
 
         text = page(data, lang, href_to(folder.resolve(), output.resolve()))
-    write_atomic(output, text)
+    _write_output(output, text, lang)
     click.echo(report.render(Msg("class-wrote", path=output), lang))
 
 
@@ -754,9 +777,9 @@ def export_gradescope(set_id: str, output: str, course_dir: str | None, lang: st
     course = _course(course_dir)
     spec_loader.load_set(course, set_id)
     data = gradescope_zip(course, set_id, lang, hidden_visibility, required)
-    write_atomic(output, data)
-    click.echo(f"wrote {output} ({len(data) // 1024} KiB): upload it as the autograder of "
-               f"the {set_id} assignment")
+    _write_output(output, data, lang)
+    click.echo(report.render(Msg("export-wrote", path=str(output), size=len(data) // 1024,
+                                 set=set_id), lang))
 
 
 @main.command("notebook")

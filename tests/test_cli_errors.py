@@ -80,3 +80,17 @@ def test_version_has_one_source():
     proc = run_cli("--version")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ["attn-grade,", "version", grader.__version__]
+
+
+def test_an_output_file_gets_its_folder_or_a_message_in_the_users_language(tmp_path):
+    """``-o`` names a file: a missing folder is made; a path that cannot be written is
+    said in --lang, with no traceback."""
+    made = tmp_path / "new" / "autograder.zip"
+    proc = invoke("export", "gradescope", "day3", "-o", made, "--lang", "zh")
+    assert proc.returncode == 0 and made.is_file(), proc.stderr
+    assert "已写入" in proc.stdout and "upload" not in proc.stdout
+    (tmp_path / "file").write_text("")
+    proc = invoke("export", "gradescope", "day3", "-o", tmp_path / "file" / "x.zip",
+                  "--lang", "zh")
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "无法写入" in proc.stderr and "上级文件夹" in proc.stderr
