@@ -14,7 +14,7 @@ import numpy as np
 from ..course.limits import Limits
 from ..course.spec import Check, Exercise, Misconception, Text
 from ..course.units import UnitError, parse_bytes, written_precision
-from ..run.outcome import CallOutcome
+from ..run.outcome import ANSWER_STREAM, FOLDER_TAMPERED, REQUESTS_UNREAD, CallOutcome
 from ..wire import materialized
 from . import bounded
 from . import compare as cmp
@@ -56,8 +56,14 @@ def outcome_lines(outcome: CallOutcome, function: str, file: str, limits: Limits
     if status == "missing_file":
         return [Msg("missing-file", file=file)]
     if status == "skipped":
-        return [Msg("skipped", detail=outcome.detail)]
-    return [Msg("bad-answer", detail=outcome.detail)]
+        return [Msg("skipped")]
+    return [BAD_ANSWER_LINES.get(outcome.detail or "", Msg("bad-answer"))]
+
+
+# a BAD_ANSWER's reason, phrased in the student's language (else: not data it reads)
+BAD_ANSWER_LINES = {ANSWER_STREAM: Msg("bad-answer-stream"),
+                    REQUESTS_UNREAD: Msg("bad-answer-unread"),
+                    FOLDER_TAMPERED: Msg("bad-answer-folder")}
 
 
 def load_lines(outcome: CallOutcome, file: str, limits: Limits) -> list[Msg]:

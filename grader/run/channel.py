@@ -24,7 +24,7 @@ from typing import IO, Any
 import numpy as np
 
 from .. import wire
-from .outcome import CallOutcome, Status, outcome_from_answer
+from .outcome import ANSWER_STREAM, NOT_DATA, CallOutcome, Status, outcome_from_answer
 
 SIZE_CHECK_EVERY = 0.2   # seconds between checks of the work folder's size
 MAX_WORK_ENTRIES = 10_000
@@ -217,7 +217,7 @@ class Channel:
             # the size it announced, as a child's own "too_large" answer gives it
             return CallOutcome(Status.TOO_LARGE, detail=str(self._over_cap)) \
                 if self._over_cap is not None else \
-                CallOutcome(Status.BAD_ANSWER, detail="the answer stream was tampered with")
+                CallOutcome(Status.BAD_ANSWER, detail=ANSWER_STREAM)
         _, start, end = frame
         text = bytes(self._buffer[start:end])
         del self._buffer[:end]
@@ -272,8 +272,8 @@ def read_outcome(text: bytes) -> CallOutcome:
         return known
     try:
         outcome = outcome_from_answer(json.loads(text), digest)
-    except (ValueError, RecursionError, TypeError, wire.WireError) as exc:
-        return CallOutcome(Status.BAD_ANSWER, detail=str(exc)[:200])
+    except (ValueError, RecursionError, TypeError, wire.WireError):
+        return CallOutcome(Status.BAD_ANSWER, detail=NOT_DATA)
     if outcome.ok and len(text) <= SEEN_TEXT:
         for value in outcome.value if type(outcome.value) in (tuple, list) \
                 else (outcome.value,):

@@ -35,6 +35,11 @@ class Status(str, enum.Enum):
         return format(self.value, spec)
 
 
+# why an answer could not be read (a BAD_ANSWER's detail), each phrased by the report in
+# the student's language: the answer pipe held something else, the child answered requests
+# it had not read, the work folder was tampered with, the answer was not data the wire reads
+ANSWER_STREAM, REQUESTS_UNREAD, FOLDER_TAMPERED, NOT_DATA = "stream", "unread", "folder", "data"
+
 ANSWER_STATUSES = (Status.OK, Status.ERROR, Status.MISSING, Status.UNSUPPORTED,
                    Status.TOO_LARGE)   # what a child may write in an answer file
 LIMITS = ("cpu", "memory", "disk", "processes")

@@ -37,7 +37,7 @@ from ..errors import CourseError
 from . import sandbox
 from .channel import Channel, Waited
 from .child import Reaper
-from .outcome import CallOutcome, Crash, Status
+from .outcome import FOLDER_TAMPERED, REQUESTS_UNREAD, CallOutcome, Crash, Status
 from .template import ForkedChild, Template, TemplateGone, fits
 from .zygote_process import RUNTIME_FILES
 
@@ -589,7 +589,7 @@ class StudentProcess:
         if self.child is None:
             if self.restarts >= MAX_RESTARTS:
                 return CallOutcome(Status.SKIPPED,
-                                   detail=f"the process was restarted {MAX_RESTARTS} times")
+                                   detail=f"restarted {MAX_RESTARTS} times")
             if self._next_id:
                 self.restarts += 1
             self.prestart()
@@ -611,8 +611,7 @@ class StudentProcess:
         try:
             if not self.channel.send(rids[0], request, rids[1:]):   # a file or link planted
                 return CallOutcome(Status.BAD_ANSWER, detail=(
-                    "the child left its requests unread" if self.channel.broken
-                    else "the work folder was tampered with"))
+                    REQUESTS_UNREAD if self.channel.broken else FOLDER_TAMPERED))
         except (BrokenPipeError, OSError):
             return self._crashed()
         return rids if count else rids[0]
