@@ -386,3 +386,59 @@ def test_a_killed_child_is_reaped_as_its_pidfd_says_it_ended_not_by_polling(monk
     finally:
         os.close(watch)
     assert pid not in template.children and template.looks == 2
+
+
+def test_a_killed_child_whose_exit_a_tracer_holds_is_not_waited_for_in_a_busy_loop(
+        monkeypatch):
+    """A child can let a grandchild of its own (out of its process group) trace it: once
+    killed it has ended, so its pidfd stays readable, but it cannot be reaped while the
+    tracer holds its exit.  The template then looks for it between sleeps, as without a
+    pidfd, not in a loop that spins on the readable pidfd until KILL_SECONDS."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    ready_r, ready_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:   # pragma: no cover - the child, then its tracer
+        try:
+            os.setsid()
+            parent = os.getpid()
+            if os.fork() == 0:
+                os.setsid()   # beyond the kill of the child's group
+                attached = libc.ptrace(16, parent, None, None) == 0   # PTRACE_ATTACH
+                os.write(ready_w, b"%d %d\n" % (os.getpid(), attached))
+                time.sleep(30)   # never waits for its tracee
+            else:
+                time.sleep(30)
+        finally:
+            os._exit(0)
+    os.close(ready_w)
+    tracer, attached = map(int, os.read(ready_r, 100).split())
+    os.close(ready_r)
+    try:
+        watch = child_main._pidfd(pid)
+        if not attached or watch is None:
+            pytest.skip("no ptrace or no pidfd_open here")
+
+        class Template:   # what reap_dead uses of a child_main.Template
+            children = {pid: "1"}
+            looks = 0
+
+            def reap(self):
+                self.looks += 1
+                if os.waitpid(pid, os.WNOHANG)[0]:
+                    self.children.pop(pid)
+
+        template = Template()
+        time.sleep(0.1)   # attached and stopped
+        monkeypatch.setattr(child_main, "KILL_SECONDS", 0.5)
+        child_main._kill_group(pid)
+        try:
+            child_main.Template.reap_dead(template, pid, watch)  # type: ignore[arg-type]
+        finally:
+            os.close(watch)
+        assert pid in template.children   # held by its tracer until the deadline
+        assert template.looks < 5000, template.looks   # spinning: hundreds of thousands
+    finally:
+        os.kill(tracer, signal.SIGKILL)
+        os.waitpid(pid, 0)

@@ -497,8 +497,10 @@ class Template:
             if pid in self.children:
                 if watch is None:
                     time.sleep(0.0002)
-                else:
-                    select.select([watch], [], [], max(0.0, deadline - time.monotonic()))
+                elif select.select([watch], [], [], max(0.0, deadline - time.monotonic()))[0]:
+                    # it ended: reaped at the next look, unless a tracer of its own holds
+                    # its exit (then the pidfd stays readable: looked for between sleeps)
+                    watch = None
 
     def reap(self) -> None:
         ended, exits = False, []
