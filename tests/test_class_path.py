@@ -666,3 +666,40 @@ def test_empty_corrupt_and_ambiguous_submissions_keep_the_sets_max_score(tmp_pat
         assert float(row["max_score"]) == doc["max_score"] == DAY3_MAX
     assert "a/growth.py and b/growth.py" in _doc(out, "twice")["output"]
     assert "cannot unpack" in _doc(out, "corrupt")["output"]
+
+
+def test_a_worker_that_cannot_be_replaced_costs_no_graded_row_and_ends_the_run(
+        tmp_path, monkeypatch):
+    """A worker gets its next student before its row is written: when the worker died
+    and no new one can be started in its place, the student it graded still gets the
+    row that says why, and run() raises that failure (no student left silently
+    ungraded)."""
+    made = []
+
+    class Dies:   # the first dies grading its student; none can be started after it
+        def __init__(self, *args, **kwargs):
+            if made:
+                raise OSError("no more processes")
+            made.append(self)
+            self.up = True
+
+        def alive(self):
+            return self.up
+
+        def send(self, args):
+            pass
+
+        def receive(self, timeout):
+            self.up = False
+            return None, None, "the grading worker died"
+
+        def stop(self, graceful=True):
+            self.up = False
+
+    monkeypatch.setattr(batch, "Worker", Dies)
+    monkeypatch.setattr(batch, "_shared_zygote", lambda jobs: None)
+    rows = []
+    with batch.Pool(1, tmp_path, start=1) as pool, \
+            pytest.raises(OSError, match="no more processes"):
+        pool.run([["ada"], ["bob"]], on_done=lambda i, result: rows.append((i, result[2])))
+    assert rows == [(0, "the grading worker died")]

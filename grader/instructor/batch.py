@@ -256,6 +256,9 @@ class Pool:
         def work(n, ended):
             try:
                 serve(n)
+            except BaseException as exc:   # a worker that could not be replaced (or a
+                with lock:                 # row not written): raised again by run()
+                    failed.append(exc)
             finally:
                 ended.set()
 
@@ -299,13 +302,16 @@ class Pool:
             while job is not None:
                 i, worker = job
                 result = worker.receive(timeout)
-                job = start_next(n)
-                with lock:
-                    if self._closed:   # interrupted: no row, graded again on resume
-                        return
-                    results[i] = result
-                    if on_done:
-                        on_done(i, result)
+                try:
+                    job = start_next(n)
+                finally:   # its row, even when the next student could not be started
+                    with lock:
+                        if not self._closed:   # interrupted: no row, graded on resume
+                            results[i] = result
+                            if on_done:
+                                on_done(i, result)
+                if self._closed:
+                    return
 
         ends = [threading.Event() for _ in self.workers]
         threads = [threading.Thread(target=work, args=(n, ended)) for n, ended in enumerate(ends)]
