@@ -340,12 +340,40 @@ def test_a_zygote_template_runs_on_the_cpus_of_the_worker_that_asked(zygote, tmp
     cpus = sorted(os.sched_getaffinity(0))
     if len(cpus) < 2:
         pytest.skip("one CPU: nothing is pinned")
-    (tmp_path / "where.py").write_text(
-        "import os\n\ndef cpus():\n    return sorted(os.sched_getaffinity(0))\n")
+    (tmp_path / "where.py").write_text(MOVE_CPUS)
     os.sched_setaffinity(0, {cpus[-1]})
     try:
         with run_folder("bubblewrap", tmp_path, zygote) as (folder, process):
-            assert process("where").call("cpus").value == [cpus[-1]]
+            assert process("where").call("cpus", [cpus]).value == [[cpus[-1]], "PermissionError"]
+    finally:
+        os.sched_setaffinity(0, cpus)
+
+
+MOVE_CPUS = """
+import os
+
+def cpus(everywhere):
+    try:   # a student's busy processes moving to the other worker's CPU
+        os.sched_setaffinity(0, everywhere)
+        refused = None
+    except OSError as exc:
+        refused = type(exc).__name__
+    return [sorted(os.sched_getaffinity(0)), refused]
+"""
+
+
+@pytest.mark.skipif(not sandbox.bubblewrap_works(), reason="needs bubblewrap")
+def test_no_child_of_a_pinned_sandbox_can_leave_its_cpus(tmp_path):
+    """A sandbox a pinned worker starts itself (no zygote) keeps its children on the
+    worker's CPUs too: a student's processes crowd their own grading only."""
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        pytest.skip("one CPU: nothing is pinned")
+    (tmp_path / "where.py").write_text(MOVE_CPUS)
+    os.sched_setaffinity(0, {cpus[0]})
+    try:
+        with run_folder("bubblewrap", tmp_path) as (folder, process):
+            assert process("where").call("cpus", [cpus]).value == [[cpus[0]], "PermissionError"]
     finally:
         os.sched_setaffinity(0, cpus)
 

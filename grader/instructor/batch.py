@@ -14,6 +14,7 @@ grade-all itself (``forked_worker``); a replacement is a new Python.
 import contextlib
 import json
 import os
+import platform
 import select
 import subprocess
 import sys
@@ -23,6 +24,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..run.child_main import SCHED_SETAFFINITY
 from . import forked_worker
 
 # the folder that holds this grader package (a worktree, a course, site-packages)
@@ -179,7 +181,8 @@ def pin_cpus(jobs: int) -> list[set[int]] | None:
     where a wake-up on another CPU is an interrupt between virtual CPUs, a class took
     7–9 % less time.  Students still go to whichever worker is free, so a worker whose
     CPU is busy with something else grades fewer of them."""
-    if jobs < 2 or not hasattr(os, "sched_getaffinity"):
+    if jobs < 2 or not hasattr(os, "sched_getaffinity") or \
+            platform.machine() not in SCHED_SETAFFINITY:   # no child could be kept there
         return None
     cpus = sorted(os.sched_getaffinity(0))
     if len(cpus) < 2:

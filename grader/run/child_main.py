@@ -923,12 +923,63 @@ def become_template(fds: list[int], settings: dict[str, Any]) -> None:
     for which, soft, hard in settings["rlimits"]:
         _lower(which, soft, hard)
     os.nice(settings["nice"])
-    if settings.get("cpus"):
+    everywhere = os.sched_getaffinity(0)
+    if settings.get("cpus"):   # a pinned worker's: its CPUs, which no child may leave
         with contextlib.suppress(OSError):
             os.sched_setaffinity(0, settings["cpus"])
     drop_privileges(settings["argv"])
     _prctl(PR_SET_NO_NEW_PRIVS, 1)
+    if not keep_cpus():   # pinned but free to move was worse than not pinned at all
+        with contextlib.suppress(OSError):
+            os.sched_setaffinity(0, everywhere)
     Template(socket.socket(fileno=control_fd), settings.get("kill_all", False)).run()
+
+
+# seccomp: refuse sched_setaffinity, by its numbers on x86_64 (native, x32, and i386's)
+SCHED_SETAFFINITY = {"x86_64": (0xC000003E, 203, 0x40000000 | 203, 0x40000003, 241)}
+PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
+SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO = 0x7FFF0000, 0x00050000
+
+
+def keep_cpus() -> bool:
+    """From now on, refuse this process and every process it starts a change of the CPUs
+    they run on (sched_setaffinity fails with EPERM): a pinned class's children stay on
+    their worker's CPUs, so a student's busy processes crowd their own grading only, never
+    the other worker's (batch.pin_cpus).  Whether the filter is in place (x86_64)."""
+    import ctypes
+    import platform
+
+    numbers = SCHED_SETAFFINITY.get(platform.machine())
+    if numbers is None:
+        return False
+    arch, native, x32, compat_arch, compat = numbers
+    load, jump_eq, ret = 0x20, 0x15, 0x06   # BPF_LD|W|ABS, BPF_JMP|JEQ|K, BPF_RET|K
+    program = [(load, 0, 0, 4),              # the call's architecture
+               (jump_eq, 0, 3, arch),
+               (load, 0, 0, 0),              # its number
+               (jump_eq, 4, 0, native),
+               (jump_eq, 3, 4, x32),
+               (jump_eq, 0, 3, compat_arch),
+               (load, 0, 0, 0),
+               (jump_eq, 0, 1, compat),
+               (ret, 0, 0, SECCOMP_RET_ERRNO | errno.EPERM),
+               (ret, 0, 0, SECCOMP_RET_ALLOW)]
+
+    class Instruction(ctypes.Structure):
+        _fields_ = [("code", ctypes.c_ushort), ("jt", ctypes.c_ubyte),
+                    ("jf", ctypes.c_ubyte), ("k", ctypes.c_uint32)]
+
+    class Program(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(Instruction))]
+
+    code = (Instruction * len(program))(*(Instruction(*op) for op in program))
+    try:
+        libc = _libc()
+        libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+        return libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER,
+                          ctypes.byref(Program(len(program), code)), 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
 
 
 def main() -> None:
@@ -958,6 +1009,7 @@ def main() -> None:
     # what the template imported is never collected: a child's collector skips it
     # instead of touching (and so copying) every page of it
     gc.freeze()
+    keep_cpus()   # a pinned worker's sandbox: its children stay on its CPUs
     Template(control, settings.get("kill_all", False)).run()
 
 
