@@ -287,8 +287,8 @@ print(json.dumps({{"held": held, "ends": ends, "codes": [p.returncode for p in p
 
 
 def test_a_class_runs_each_worker_on_a_cpu_of_its_own(tmp_path):
-    """The CPUs a class may use are dealt out to its workers (batch.pin_cpus): with
-    more workers than CPUs, one each in turn; one worker alone is not pinned."""
+    """The CPUs a class may use are dealt out to its workers (batch.pin_cpus); one
+    worker alone, or more workers than CPUs, are not pinned."""
     script = f"""
 import json, os, sys
 sys.path.insert(0, {str(ROOT)!r})
@@ -298,7 +298,7 @@ def serve():
     sys.stdin.read()
 
 found = {{}}
-for jobs in (1, 3):
+for jobs in (1, 2, 3):
     pool = batch.Pool(jobs, {str(tmp_path)!r}, serve)
     found[jobs] = [sorted(os.sched_getaffinity(w.proc.pid)) for w in pool.workers]
     pool.close()
@@ -311,12 +311,13 @@ print(json.dumps(found))
     cpus = sorted(os.sched_getaffinity(0))
     assert found["1"] == [cpus]
     if len(cpus) == 2:
-        assert found["3"] == [[cpus[0]], [cpus[1]], [cpus[0]]]
+        assert found["2"] == [[cpus[0]], [cpus[1]]]
+        assert found["3"] == [cpus, cpus, cpus]
     assert batch.pin_cpus(1) is None
     with mock.patch.object(os, "sched_getaffinity", lambda pid: {0, 1, 2, 3}):
         assert batch.pin_cpus(2) == [{0, 2}, {1, 3}]
         assert batch.pin_cpus(3) == [{0, 3}, {1}, {2}]
-        assert batch.pin_cpus(5) == [{0}, {1}, {2}, {3}]
+        assert batch.pin_cpus(5) is None
     with mock.patch.object(os, "sched_getaffinity", lambda pid: {5}):
         assert batch.pin_cpus(2) is None
 

@@ -173,22 +173,23 @@ class Worker:
 
 
 def pin_cpus(jobs: int) -> list[set[int]] | None:
-    """The CPUs each of a class's workers runs on (worker n: the n-th set, in turn), or
-    None (one worker; or one CPU, or no way to pin).  The CPUs the class may use are
-    dealt out like cards: two workers on two CPUs get one each, on four CPUs two each.
-    A worker, its sandboxes' templates and their children then wake each other on the
-    same CPUs, and find their caches warm: on this project's 2-core virtual machine,
-    where a wake-up on another CPU is an interrupt between virtual CPUs, a class took
-    7–9 % less time.  Students still go to whichever worker is free, so a worker whose
-    CPU is busy with something else grades fewer of them."""
+    """The CPUs each of a class's workers runs on (worker n: the n-th set), or None: one
+    worker, more workers than CPUs (two sharing a CPU would each get half of it while
+    another CPU could sit idle), one CPU, or no way to keep a sandbox's children on its
+    CPUs (``child_main.keep_cpus``).  The CPUs the class may use are dealt out like
+    cards: two workers on two CPUs get one each, on four CPUs two each.  A worker, its
+    sandboxes' templates and their children then wake each other on the same CPUs, and
+    find their caches warm: on this project's 2-core virtual machine, where a wake-up on
+    another CPU is an interrupt between virtual CPUs, a class took 7–9 % less time.
+    Students still go to whichever worker is free, so a worker whose CPU is busy with
+    something else grades fewer of them."""
     if jobs < 2 or not hasattr(os, "sched_getaffinity") or \
             platform.machine() not in SCHED_SETAFFINITY:   # no child could be kept there
         return None
     cpus = sorted(os.sched_getaffinity(0))
-    if len(cpus) < 2:
+    if jobs > len(cpus):
         return None
-    return [set(cpus[n::jobs]) for n in range(jobs)] if jobs <= len(cpus) else \
-        [{cpu} for cpu in cpus]
+    return [set(cpus[n::jobs]) for n in range(jobs)]
 
 
 class Pool:
