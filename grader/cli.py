@@ -605,8 +605,9 @@ def schema() -> None:
               help="Folder for gradebook.csv and results/STUDENT.json.")
 @click.option("--jobs", "-j", type=click.IntRange(1), default=os.cpu_count() or 1,
               show_default=True, help="Worker processes, each grading one submission at a "
-                                       "time (each student in a sandbox of their own), "
-                                       "each on CPUs of its own.")
+                                       "time (each student in a sandbox of their own); "
+                                       "with no more workers than CPUs, each on CPUs of its "
+                                       "own.")
 @click.option("--force", is_flag=True,
               help="Grade every student again, even those whose files did not change.")
 @click.option("--exercise", "exercises", multiple=True, metavar="ID",
