@@ -355,6 +355,21 @@ def test_a_child_that_answers_ids_it_never_read_cannot_block_the_grader(tmp_path
     assert unread.status.value == "bad_answer" and "unread" in unread.detail
 
 
+def _reaping(pid):
+    """What reap_dead uses of a child_main.Template with one child, ``pid``: its children,
+    and a reap that counts its looks."""
+    class Template:
+        children = {pid: "1"}
+        looks = 0
+
+        def reap(self):
+            self.looks += 1
+            if os.waitpid(pid, os.WNOHANG)[0]:
+                self.children.pop(pid)
+
+    return Template()
+
+
 def test_a_killed_child_is_reaped_as_its_pidfd_says_it_ended_not_by_polling(monkeypatch):
     """The template waits for a child it killed on a pidfd (the next fork must find
     none alive): woken by its end, with no sleeps between looks.  (This child ends by
@@ -370,16 +385,7 @@ def test_a_killed_child_is_reaped_as_its_pidfd_says_it_ended_not_by_polling(monk
         os.waitpid(pid, 0)
         pytest.skip("no pidfd_open on this kernel")
 
-    class Template:   # what reap_dead uses of a child_main.Template
-        children = {pid: "1"}
-        looks = 0
-
-        def reap(self):
-            self.looks += 1
-            if os.waitpid(pid, os.WNOHANG)[0]:
-                self.children.pop(pid)
-
-    template = Template()
+    template = _reaping(pid)
     monkeypatch.setattr(child_main.time, "sleep", lambda _: pytest.fail("polled"))
     try:
         child_main.Template.reap_dead(template, pid, watch)  # type: ignore[arg-type]
@@ -420,16 +426,7 @@ def test_a_killed_child_whose_exit_a_tracer_holds_is_not_waited_for_in_a_busy_lo
         if not attached or watch is None:
             pytest.skip("no ptrace or no pidfd_open here")
 
-        class Template:   # what reap_dead uses of a child_main.Template
-            children = {pid: "1"}
-            looks = 0
-
-            def reap(self):
-                self.looks += 1
-                if os.waitpid(pid, os.WNOHANG)[0]:
-                    self.children.pop(pid)
-
-        template = Template()
+        template = _reaping(pid)
         time.sleep(0.1)   # attached and stopped
         monkeypatch.setattr(child_main, "KILL_SECONDS", 0.5)
         child_main._kill_group(pid)
