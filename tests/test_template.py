@@ -378,6 +378,46 @@ def test_no_child_of_a_pinned_sandbox_can_leave_its_cpus(tmp_path):
         os.sched_setaffinity(0, cpus)
 
 
+SQ_THREAD_ELSEWHERE = """
+import ctypes, errno, os, time
+
+def sq_thread(cpu):
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    params = (ctypes.c_uint32 * 30)()   # struct io_uring_params
+    params[2] = 1 << 1 | 1 << 2         # IORING_SETUP_SQPOLL | IORING_SETUP_SQ_AFF
+    params[3] = cpu                     # sq_thread_cpu
+    params[4] = 1000                    # sq_thread_idle (ms): it busy-polls that long
+    fd = libc.syscall(ctypes.c_long(425), 8, ctypes.byref(params))   # io_uring_setup
+    if fd < 0:
+        return errno.errorcode[ctypes.get_errno()]
+    time.sleep(0.2)
+    allowed = set()
+    for tid in os.listdir("/proc/self/task"):
+        with open(f"/proc/self/task/{tid}/status") as f:
+            allowed |= {line.split()[1] for line in f if line.startswith("Cpus_allowed_list")}
+    os.close(fd)
+    return sorted(allowed)
+"""
+
+
+@pytest.mark.skipif(not sandbox.bubblewrap_works(), reason="needs bubblewrap")
+def test_no_io_uring_thread_of_a_pinned_sandbox_runs_on_another_cpu(tmp_path):
+    """io_uring's kernel threads belong to the student's process but take their CPUs from
+    the ring's settings (an SQPOLL thread on any CPU of the cpuset: sq_thread_cpu), not
+    from sched_setaffinity: a pinned sandbox's children cannot set up a ring at all."""
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        pytest.skip("one CPU: nothing is pinned")
+    (tmp_path / "ring.py").write_text(SQ_THREAD_ELSEWHERE)
+    os.sched_setaffinity(0, {cpus[0]})
+    try:
+        with run_folder("bubblewrap", tmp_path) as (folder, process):
+            assert process("ring").call("sq_thread", [cpus[-1]]).value == "EPERM"
+    finally:
+        os.sched_setaffinity(0, cpus)
+
+
 @ZYGOTE
 def test_without_its_zygote_a_run_starts_its_own_template(tmp_path):
     from grader.run.template import Zygote

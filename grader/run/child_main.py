@@ -935,35 +935,45 @@ def become_template(fds: list[int], settings: dict[str, Any]) -> None:
     Template(socket.socket(fileno=control_fd), settings.get("kill_all", False)).run()
 
 
-# seccomp: refuse sched_setaffinity, by its numbers on x86_64 (native, x32, and i386's)
-SCHED_SETAFFINITY = {"x86_64": (0xC000003E, 203, 0x40000000 | 203, 0x40000003, 241)}
+# seccomp: refuse sched_setaffinity, by its numbers on x86_64 (native, x32, and i386's),
+# and io_uring_setup: a ring's kernel threads (an SQPOLL thread on sq_thread_cpu, io-wq
+# workers) are the student's but take any CPU of the cpuset, whatever its affinity
+SCHED_SETAFFINITY = {"x86_64": (0xC000003E, (203, 425), 0x40000000, 0x40000003, (241, 425))}
 PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
 SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO = 0x7FFF0000, 0x00050000
 
 
 def keep_cpus() -> bool:
     """From now on, refuse this process and every process it starts a change of the CPUs
-    they run on (sched_setaffinity fails with EPERM): a pinned class's children stay on
-    their worker's CPUs, so a student's busy processes crowd their own grading only, never
-    the other worker's (batch.pin_cpus).  Whether the filter is in place (x86_64)."""
+    they run on (sched_setaffinity fails with EPERM, and so does io_uring_setup): a
+    pinned class's children stay on their worker's CPUs, so a student's busy processes
+    crowd their own grading only, never the other worker's (batch.pin_cpus).  Whether
+    the filter is in place (x86_64)."""
     import ctypes
     import platform
 
     numbers = SCHED_SETAFFINITY.get(platform.machine())
     if numbers is None:
         return False
-    arch, native, x32, compat_arch, compat = numbers
+    arch, native, x32_bit, compat_arch, compat = numbers
+    refused = [n for number in native for n in (number, x32_bit | number)]
     load, jump_eq, ret = 0x20, 0x15, 0x06   # BPF_LD|W|ABS, BPF_JMP|JEQ|K, BPF_RET|K
-    program = [(load, 0, 0, 4),              # the call's architecture
-               (jump_eq, 0, 3, arch),
-               (load, 0, 0, 0),              # its number
-               (jump_eq, 4, 0, native),
-               (jump_eq, 3, 4, x32),
-               (jump_eq, 0, 3, compat_arch),
-               (load, 0, 0, 0),
-               (jump_eq, 0, 1, compat),
-               (ret, 0, 0, SECCOMP_RET_ERRNO | errno.EPERM),
-               (ret, 0, 0, SECCOMP_RET_ALLOW)]
+    # jumps to "i386", "refuse" or "allow" are made relative below
+    program: list[tuple[int, Any, Any, int]] = [
+        (load, 0, 0, 4),                                  # the call's architecture
+        (jump_eq, 0, "i386", arch),
+        (load, 0, 0, 0),                                  # its number
+        *((jump_eq, "refuse", 0, n) for n in refused[:-1]),
+        (jump_eq, "refuse", "allow", refused[-1]),
+        (jump_eq, 0, "allow", compat_arch),               # "i386"
+        (load, 0, 0, 0),
+        *((jump_eq, "refuse", 0, n) for n in compat[:-1]),
+        (jump_eq, "refuse", "allow", compat[-1]),
+        (ret, 0, 0, SECCOMP_RET_ERRNO | errno.EPERM),
+        (ret, 0, 0, SECCOMP_RET_ALLOW)]
+    ends = {"i386": 3 + len(refused), "refuse": len(program) - 2, "allow": len(program) - 1}
+    program = [(code, *(ends[j] - i - 1 if j in ends else j for j in (jt, jf)), k)
+               for i, (code, jt, jf, k) in enumerate(program)]
 
     class Instruction(ctypes.Structure):
         _fields_ = [("code", ctypes.c_ushort), ("jt", ctypes.c_ubyte),
