@@ -128,13 +128,34 @@ def _write_output(output: str | Path, data: str | bytes, lang: str) -> None:
     ``lang``, not a traceback."""
     path = Path(output)
     try:
+        _not_a_folder(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         write_atomic(path, data)
     except OSError as exc:
-        code = errno.errorcode.get(exc.errno or 0, "")
-        why = WRITE_FAILURES.get(code, Msg("cannot-write", code=code or type(exc).__name__))
-        click.echo(report.render(Msg(why.code, **why.values, path=str(path)), lang), err=True)
-        sys.exit(ExitCode.USAGE)
+        _cannot_write(path, exc, lang)
+
+
+def _not_a_folder(path: Path) -> None:
+    """Raise EISDIR for an existing folder named as ``-o``'s file (said in --lang, not in
+    click's English; checked before a run, and again before the write)."""
+    if path.is_dir():
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
+
+
+def _output_checked(output: str | None, lang: str) -> None:
+    """A folder named as ``-o``'s file refused at once, before any work."""
+    if output:
+        try:
+            _not_a_folder(Path(output))
+        except OSError as exc:
+            _cannot_write(Path(output), exc, lang)
+
+
+def _cannot_write(path: Path, exc: OSError, lang: str) -> NoReturn:
+    code = errno.errorcode.get(exc.errno or 0, "")
+    why = WRITE_FAILURES.get(code, Msg("cannot-write", code=code or type(exc).__name__))
+    click.echo(report.render(Msg(why.code, **why.values, path=str(path)), lang), err=True)
+    sys.exit(ExitCode.USAGE)
 
 
 # why a file could not be written, by errno name (else the name is said)
@@ -204,7 +225,7 @@ def main() -> None:
                    "found by name and graded from a private copy.")
 @click.option("--json", "as_json", is_flag=True,
               help="Print a Gradescope results.json document (and nothing else).")
-@click.option("--output", "-o", type=click.Path(dir_okay=False),
+@click.option("--output", "-o", type=click.Path(), metavar="FILE",
               help="Also write the JSON report to this file.")
 @LANG_OPTION
 @click.option("--exercise", "exercises", multiple=True, metavar="ID",
@@ -244,6 +265,7 @@ def grade(set_id: str, submission: str | None, upload: str | None, as_json: bool
         raise click.UsageError("--submission is a folder or a notebook (.ipynb), not "
                                f"{submission!r}")
     lang = lang or default_lang()
+    _output_checked(output, lang)
     run = None
     course = _course(course_dir)
     level = isolation or sandbox.strongest_available()
@@ -714,7 +736,7 @@ def _class_report(folder, output, lang, fmt, course, exercise_set=None):
 
 @main.command("report")
 @click.argument("folder", metavar="OUT", type=click.Path(exists=True, file_okay=False))
-@click.option("--output", "-o", type=click.Path(dir_okay=False),
+@click.option("--output", "-o", type=click.Path(), metavar="FILE",
               help="Where to write the page (default: OUT/report.html, or OUT/report.json).")
 @click.option("--format", "fmt", type=click.Choice(["html", "json"]), default="html",
               show_default=True, help="A page with charts, or the same aggregates as data.")
@@ -726,6 +748,7 @@ def class_report_command(folder: str, output: str | None, fmt: str, course_dir: 
     results JSON files): scores, misconceptions, failed checks, recurring errors and
     students who need help, as one self-contained HTML page."""
     lang = lang or default_lang()
+    _output_checked(output, lang)
     try:
         course = _course(course_dir)
     except CourseError:
@@ -761,7 +784,7 @@ def export() -> None:
 
 @export.command("gradescope")
 @click.argument("set_id", metavar="SET")
-@click.option("--output", "-o", type=click.Path(dir_okay=False), default="autograder.zip",
+@click.option("--output", "-o", type=click.Path(), metavar="FILE", default="autograder.zip",
               show_default=True, help="Where to write the zip.")
 @COURSE_OPTION
 @click.option("--lang", type=click.Choice(LANGUAGES), default="en", show_default=True,
@@ -775,6 +798,7 @@ def export_gradescope(set_id: str, output: str, course_dir: str | None, lang: st
     """Write a Gradescope autograder.zip (setup.sh, run_autograder, the course)."""
     from .instructor.export import gradescope_zip
 
+    _output_checked(output, lang)
     course = _course(course_dir)
     spec_loader.load_set(course, set_id)
     data = gradescope_zip(course, set_id, lang, hidden_visibility, required)

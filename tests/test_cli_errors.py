@@ -94,3 +94,7 @@ def test_an_output_file_gets_its_folder_or_a_message_in_the_users_language(tmp_p
                   "--lang", "zh")
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert "无法写入" in proc.stderr and "上级文件夹" in proc.stderr
+    proc = invoke("export", "gradescope", "day3", "-o", tmp_path, "--lang", "zh")
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    assert "无法写入" in proc.stderr and "文件夹" in proc.stderr and "directory" not in proc.stderr
+    assert not list(tmp_path.glob("*.tmp"))
