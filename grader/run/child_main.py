@@ -972,8 +972,12 @@ def keep_cpus() -> bool:
         (ret, 0, 0, SECCOMP_RET_ERRNO | errno.EPERM),
         (ret, 0, 0, SECCOMP_RET_ALLOW)]
     ends = {"i386": 3 + len(refused), "refuse": len(program) - 2, "allow": len(program) - 1}
-    program = [(code, *(ends[j] - i - 1 if j in ends else j for j in (jt, jf)), k)
-               for i, (code, jt, jf, k) in enumerate(program)]
+
+    def relative(i: int, jump: Any) -> int:
+        return ends[jump] - i - 1 if jump in ends else jump
+
+    program = [(op, relative(i, jt), relative(i, jf), k)
+               for i, (op, jt, jf, k) in enumerate(program)]
 
     class Instruction(ctypes.Structure):
         _fields_ = [("code", ctypes.c_ushort), ("jt", ctypes.c_ubyte),
@@ -1019,7 +1023,9 @@ def main() -> None:
     # what the template imported is never collected: a child's collector skips it
     # instead of touching (and so copying) every page of it
     gc.freeze()
-    keep_cpus()   # a pinned worker's sandbox: its children stay on its CPUs
+    if not keep_cpus():   # a pinned worker's sandbox keeps its children on its CPUs, or
+        with contextlib.suppress(OSError):   # is not pinned (no filter: they could move)
+            os.sched_setaffinity(0, range(os.cpu_count() or 1))
     Template(control, settings.get("kill_all", False)).run()
 
 
