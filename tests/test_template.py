@@ -337,14 +337,28 @@ def test_monkeypatching_stays_in_one_child_of_a_zygote_template(zygote, tmp_path
 def test_a_zygote_template_runs_on_the_cpus_of_the_worker_that_asked(zygote, tmp_path):
     """A worker pinned to one CPU (batch.pin_cpus): the template the zygote forks into
     its sandbox, and so each child, runs on that CPU, not on all of the zygote's."""
+    cpus = _cpus()
+    assert _pinned_call(tmp_path, MOVE_CPUS, "where", "cpus", [cpus], cpus[-1], zygote) == \
+        [[cpus[-1]], "PermissionError"]
+
+
+def _cpus():
+    """This process's CPUs, if there are two or more (else nothing is pinned: skip)."""
     cpus = sorted(os.sched_getaffinity(0))
     if len(cpus) < 2:
         pytest.skip("one CPU: nothing is pinned")
-    (tmp_path / "where.py").write_text(MOVE_CPUS)
-    os.sched_setaffinity(0, {cpus[-1]})
+    return cpus
+
+
+def _pinned_call(tmp_path, source, module, function, args, cpu, zygote=None):
+    """The value of ``module.function(*args)`` (``source``) in a bubblewrap run started
+    while this process runs on ``cpu`` alone, as a pinned worker does."""
+    (tmp_path / f"{module}.py").write_text(source)
+    cpus = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, {cpu})
     try:
         with run_folder("bubblewrap", tmp_path, zygote) as (folder, process):
-            assert process("where").call("cpus", [cpus]).value == [[cpus[-1]], "PermissionError"]
+            return process(module).call(function, args).value
     finally:
         os.sched_setaffinity(0, cpus)
 
@@ -366,16 +380,9 @@ def cpus(everywhere):
 def test_no_child_of_a_pinned_sandbox_can_leave_its_cpus(tmp_path):
     """A sandbox a pinned worker starts itself (no zygote) keeps its children on the
     worker's CPUs too: a student's processes crowd their own grading only."""
-    cpus = sorted(os.sched_getaffinity(0))
-    if len(cpus) < 2:
-        pytest.skip("one CPU: nothing is pinned")
-    (tmp_path / "where.py").write_text(MOVE_CPUS)
-    os.sched_setaffinity(0, {cpus[0]})
-    try:
-        with run_folder("bubblewrap", tmp_path) as (folder, process):
-            assert process("where").call("cpus", [cpus]).value == [[cpus[0]], "PermissionError"]
-    finally:
-        os.sched_setaffinity(0, cpus)
+    cpus = _cpus()
+    assert _pinned_call(tmp_path, MOVE_CPUS, "where", "cpus", [cpus], cpus[0]) == \
+        [[cpus[0]], "PermissionError"]
 
 
 SQ_THREAD_ELSEWHERE = """
@@ -406,16 +413,9 @@ def test_no_io_uring_thread_of_a_pinned_sandbox_runs_on_another_cpu(tmp_path):
     """io_uring's kernel threads belong to the student's process but take their CPUs from
     the ring's settings (an SQPOLL thread on any CPU of the cpuset: sq_thread_cpu), not
     from sched_setaffinity: a pinned sandbox's children cannot set up a ring at all."""
-    cpus = sorted(os.sched_getaffinity(0))
-    if len(cpus) < 2:
-        pytest.skip("one CPU: nothing is pinned")
-    (tmp_path / "ring.py").write_text(SQ_THREAD_ELSEWHERE)
-    os.sched_setaffinity(0, {cpus[0]})
-    try:
-        with run_folder("bubblewrap", tmp_path) as (folder, process):
-            assert process("ring").call("sq_thread", [cpus[-1]]).value == "EPERM"
-    finally:
-        os.sched_setaffinity(0, cpus)
+    cpus = _cpus()
+    assert _pinned_call(tmp_path, SQ_THREAD_ELSEWHERE, "ring", "sq_thread", [cpus[-1]],
+                        cpus[0]) == "EPERM"
 
 
 @ZYGOTE
