@@ -14,6 +14,7 @@ import shutil
 import subprocess
 import sys
 import zipfile
+from pathlib import Path
 from unittest import mock
 
 import pytest
@@ -320,6 +321,34 @@ print(json.dumps(found))
         assert batch.pin_cpus(5) is None
     with mock.patch.object(os, "sched_getaffinity", lambda pid: {5}):
         assert batch.pin_cpus(2) is None
+
+
+def test_a_class_workers_run_folders_go_in_its_temporary_folder(tmp_path):
+    """A worker's run folders go where grade-all says ($TMPDIR: the class's temporary
+    folder), not where grade-all itself would put one: a worker killed while it removes
+    one (Ctrl-C) leaves it there, and grade-all's own cleanup takes it."""
+    scratch = tmp_path / "class-tmp"
+    scratch.mkdir()
+    script = f"""
+import os, sys, tempfile
+sys.path.insert(0, {str(ROOT)!r})
+from grader.instructor import batch
+from grader.run import sandbox
+
+sandbox.scratch_folder()   # grade-all found its own before it forked
+
+def serve():
+    with open("made", "w") as f:
+        f.write(tempfile.mkdtemp(prefix="attn-grade-", dir=sandbox.scratch_folder()))
+    sys.stdin.read()
+
+pool = batch.Pool(1, {str(tmp_path)!r}, serve, scratch={str(scratch)!r})
+pool.close()
+"""
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert Path((tmp_path / "made").read_text()).parent == scratch
 
 
 def test_grade_all_from_a_class_folder_preloads_nothing_of_a_students(tmp_path):

@@ -67,12 +67,15 @@ class Worker:
     instead of a new Python."""
 
     def __init__(self, cwd: str | Path | None, log: Path, zygote: Any = None,
-                 fork: Callable[[], object] | None = None, cpus: set[int] | None = None):
+                 fork: Callable[[], object] | None = None, cpus: set[int] | None = None,
+                 scratch: str | Path | None = None):
         """``cpus``: the CPUs it (and what it starts: its students' sandboxes) runs on
-        (``pin_cpus``)."""
+        (``pin_cpus``); ``scratch``: the folder its run folders go in ($TMPDIR)."""
         self.log = log
         shared = zygote.adopt() if zygote is not None and zygote.alive() else None
         env = {} if shared is None else {zygote.SHARED: str(shared.fileno())}
+        if scratch is not None:
+            env["TMPDIR"] = str(scratch)
         self.proc: Any
         try:
             if fork:
@@ -202,8 +205,10 @@ class Pool:
     new Python).  Close it."""
 
     def __init__(self, jobs: int, cwd: str | Path | None = None,
-                 serve: Callable[[], object] | None = None, start: int | None = None):
+                 serve: Callable[[], object] | None = None, start: int | None = None,
+                 scratch: str | Path | None = None):
         self.cwd, self.jobs, self.serve = cwd, max(1, jobs), serve
+        self.scratch = scratch   # where the workers' run folders go (Worker)
         self.zygote = _shared_zygote(self.jobs)
         self.cpus = pin_cpus(self.jobs)
         self.workers: list[Worker | None] = []
@@ -229,7 +234,8 @@ class Pool:
             forked_worker.preload()
             self._preloaded = True
         n = len(self.workers)
-        self.workers.append(Worker(self.cwd, self._log(n), self.zygote, fork, self._cpus(n)))
+        self.workers.append(Worker(self.cwd, self._log(n), self.zygote, fork, self._cpus(n),
+                                   self.scratch))
 
     def _cpus(self, n: int) -> set[int] | None:
         return self.cpus[n % len(self.cpus)] if self.cpus else None
@@ -293,8 +299,9 @@ class Pool:
                     if worker is None or not worker.alive():   # one adoption at a time
                         if worker is not None:                  # on the zygote's socket
                             worker.stop(graceful=False)
-                        worker = self.workers[n] = Worker(self.cwd, self._log(n),
-                                                          self.zygote, cpus=self._cpus(n))
+                        worker = self.workers[n] = Worker(
+                            self.cwd, self._log(n), self.zygote, cpus=self._cpus(n),
+                            scratch=self.scratch)
                     worker.send(job[1])
                 following = advance()
                 if following is not None:

@@ -19,6 +19,7 @@ import gc
 import os
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import traceback
@@ -145,3 +146,8 @@ def _become_worker(cwd, log, stdin_r, stdout_w, keep_fd, env):
     sys.path[:] = trusted_path(sys.path, os.getcwd())
     os.chdir(cwd)
     os.environ.update(env)
+    # $TMPDIR (where run folders go) as ``env`` has it, not as grade-all found it
+    tempfile.tempdir = None
+    from ..run import sandbox
+
+    sandbox.scratch_folder.cache_clear()

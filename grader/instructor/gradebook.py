@@ -173,7 +173,9 @@ def grade_all(course: Course, exercise_set: ExerciseSet, submissions_dir: str | 
         for n, submission, digest, argv in found:
             if pool is None:   # the workers start as students to grade are found,
                 pool = stack.enter_context(   # while the rest are prepared
-                    batch.Pool(min(jobs, len(students) - n), tmp, serve, start=0))
+                    # a run folder a killed worker leaves goes with tmp (Ctrl-C)
+                    batch.Pool(min(jobs, len(students) - n), tmp, serve, start=0,
+                               scratch=tmp))
             pool.add()
             commands.append((submission, digest, argv))
             if len(pool.workers) >= pool.jobs:
