@@ -688,9 +688,12 @@ def grade_all_command(set_id: str, submissions: str, out_dir: str, jobs: int, fo
                          tick, set(exercises), serve=serve_as_worker)
     problems = {status: sum(1 for r in rows if r["status"] == status)
                 for status in ("error", "empty")}
-    click.echo(f"graded {len(rows)} submission(s) into {Path(out_dir) / 'gradebook.csv'}"
-               + (f"; {problems['error']} could not be graded" if problems["error"] else "")
-               + (f"; {problems['empty']} empty" if problems["empty"] else ""))
+    click.echo(report.render(Msg("class-graded", count=len(rows),
+                                 path=str(Path(out_dir) / "gradebook.csv")), lang)
+               + (report.render(Msg("class-graded-errors", count=problems["error"]), lang)
+                  if problems["error"] else "")
+               + (report.render(Msg("class-graded-empty", count=problems["empty"]), lang)
+                  if problems["empty"] else ""))
     if with_report:
         _class_report(Path(out_dir), Path(out_dir) / "report.html", lang, "html", course,
                       exercise_set)

@@ -733,3 +733,15 @@ def test_a_worker_that_cannot_be_replaced_costs_no_graded_row_and_ends_the_run(
             pytest.raises(OSError, match="no more processes"):
         pool.run([["ada"], ["bob"]], on_done=lambda i, result: rows.append((i, result[2])))
     assert rows == [(0, "the grading worker died")]
+
+
+def test_grade_all_says_what_it_graded_in_the_users_language(tmp_path):
+    """Its last line, counts and all, follows --lang."""
+    submissions, out = tmp_path / "class", tmp_path / "out"
+    _solved(submissions / "ada", "temperature")
+    (submissions / "bob").mkdir()
+    proc = run_cli("grade-all", "day3", submissions, "-o", out, "--course", ROOT, "--jobs",
+                   "1", "--exercise", "temperature", "--lang", "zh", timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip().splitlines()[-1] == (
+        f"已评分 2 份提交，写入 {out / 'gradebook.csv'}；1 份为空")
