@@ -401,16 +401,20 @@ def _submission_folder(exercise_set, selected, submission, upload, tmp, lang="en
                                        exercise_set.exercises_dir)
     except notebook_cells.NotebookError as exc:
         if exc.cell is None:
-            return None, ("error", f"not graded: {exc}")
+            return None, ("error", _not_graded(exc.said(lang), lang))
         return None, ("error", report.render(Msg("notebook-bad-code", cell=exc.cell,
                                                  line=exc.line, error=exc.detail or str(exc)),
                                              lang))
     except submission_files.SubmissionError as exc:
-        return None, ("error", f"not graded: {exc}")
+        return None, ("error", _not_graded(exc.said(lang), lang))
     if not found:
-        return None, ("empty", "not graded: the upload holds none of the files "
-                      + ", ".join(names))
+        return None, ("empty", _not_graded(
+            report.render(Msg("upload-empty", files=", ".join(names)), lang), lang))
     return folder, None
+
+
+def _not_graded(reason: str, lang: str) -> str:
+    return report.render(Msg("not-graded", reason=reason), lang)
 
 
 @main.command("list")
@@ -685,7 +689,7 @@ def grade_all_command(set_id: str, submissions: str, out_dir: str, jobs: int, fo
     spec_loader.check_ids(set_id, [e.id for e in exercise_set.exercises], exercises)
     with _progress(submissions) as tick:
         rows = grade_all(course, exercise_set, submissions, out_dir, jobs, extra, force,
-                         tick, set(exercises), serve=serve_as_worker)
+                         tick, set(exercises), serve=serve_as_worker, lang=lang)
     problems = {status: sum(1 for r in rows if r["status"] == status)
                 for status in ("error", "empty")}
     click.echo(report.render(Msg("class-graded", count=len(rows),

@@ -3,6 +3,7 @@
 Each is found before any student file runs, so the CLI runs in-process (click's CliRunner).
 """
 
+import json
 import shutil
 
 import pytest
@@ -98,3 +99,21 @@ def test_an_output_file_gets_its_folder_or_a_message_in_the_users_language(tmp_p
     assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
     assert "无法写入" in proc.stderr and "文件夹" in proc.stderr and "directory" not in proc.stderr
     assert not list(tmp_path.glob("*.tmp"))
+
+
+def test_an_upload_that_cannot_be_graded_is_told_in_the_students_language(tmp_path):
+    """What is wrong with an upload (two files of one name; none of the files) reaches
+    the student in --lang, as a Gradescope bundle shows it."""
+    upload = tmp_path / "upload"
+    (upload / "work").mkdir(parents=True)
+    for where in (upload, upload / "work"):
+        (where / "attention.py").write_text("")
+    proc = invoke("day3", "--upload", upload, "--json", "--lang", "zh")
+    output = json.loads(proc.stdout)["output"]
+    assert "未评分" in output and "两个名为 attention.py 的文件" in output, output
+    assert "upload" not in output
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    output = json.loads(invoke("day3", "--upload", empty, "--json", "--lang", "zh").stdout)[
+        "output"]
+    assert "没有这些文件中的任何一个" in output and "none of" not in output, output

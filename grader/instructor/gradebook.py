@@ -27,6 +27,7 @@ from typing import Any
 from ..course.spec import Course, ExerciseSet
 from ..errors import CourseError
 from ..files import write_atomic
+from ..judge.msg import Msg
 from ..report import render as report
 from ..run import sandbox
 from . import batch, notebook_cells
@@ -137,9 +138,11 @@ def grade_all(course: Course, exercise_set: ExerciseSet, submissions_dir: str | 
               out_dir: str | Path, jobs: int, extra_args: Sequence[object] = (),
               force: bool = False, progress: Callable[[str], object] | None = None,
               only: Collection[str] | None = None,
-              serve: Callable[[], object] | None = None) -> list[dict[str, Any]]:
+              serve: Callable[[], object] | None = None,
+              lang: str = "en") -> list[dict[str, Any]]:
     """Grade every submission (the exercises ``only``, or all); the gradebook rows.
-    ``serve``: the CLI's grade-worker, for workers forked from this process (batch.Pool)."""
+    ``serve``: the CLI's grade-worker, for workers forked from this process (batch.Pool);
+    ``lang``: what an upload's problem is said in."""
     exercises = [e for e in exercise_set.exercises if not only or e.id in only]
     results_dir = Path(out_dir) / "results"
     results_dir.mkdir(parents=True, exist_ok=True)
@@ -158,7 +161,8 @@ def grade_all(course: Course, exercise_set: ExerciseSet, submissions_dir: str | 
             for n, submission in enumerate(students):
                 if pool is not None and pool.closed:   # Ctrl-C: the pool waits for this
                     return                             # thread before tmp is removed
-                doc, folder, digest = _prepare(submission, exercise_set, exercises, tmp)
+                doc, folder, digest = _prepare(submission, exercise_set, exercises, tmp,
+                                               lang)
                 path = results_dir / f"{submission.key}.json"
                 if folder is not None and (force or not _unchanged(path, digest, exercises)):
                     yield n, submission, digest, batch.grade_command(
@@ -202,9 +206,10 @@ def grade_all(course: Course, exercise_set: ExerciseSet, submissions_dir: str | 
     return rows
 
 
-def _prepare(submission, exercise_set, exercises, tmp):
+def _prepare(submission, exercise_set, exercises, tmp, lang="en"):
     """(document, None, None) for a submission settled without grading, else
-    (None, private folder of its stub files, their hash)."""
+    (None, private folder of its stub files, their hash).  An upload's problem is said in
+    ``lang``."""
     def not_graded(status, message):
         return report.not_graded(exercise_set.id, exercises, status, message), None, None
 
@@ -224,12 +229,12 @@ def _prepare(submission, exercise_set, exercises, tmp):
         found = notebook_cells.collect(upload, names, work / "files",
                                          exercise_set.exercises_dir)
     except submission_files.SubmissionError as exc:
-        return not_graded("error", str(exc))
+        return not_graded("error", exc.said(lang))
     finally:
         shutil.rmtree(work / "upload", ignore_errors=True)   # only the copies are graded
     if not found:
-        return not_graded("empty", "no submission: none of the files " + ", ".join(names)
-                          + " was found")
+        return not_graded("empty", report.render(Msg("upload-empty", files=", ".join(names)),
+                                                 lang))
     return None, work / "files", submission_files.content_hash(work / "files", names)
 
 

@@ -12,12 +12,14 @@ and shell lines (``!``).
 """
 
 import ast
+import errno
 import json
 import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from ..judge.msg import Msg
 from .uploads import MAX_FILE_BYTES, SubmissionError, _copy_data, find_stub_files
 from .uploads import collect as collect_files
 
@@ -29,9 +31,9 @@ META_KEY = "attn_grade"
 class NotebookError(SubmissionError):
     """A notebook that cannot be graded; ``cell`` and ``line`` say where (1-based)."""
 
-    def __init__(self, message: str, cell: int | None = None, line: int | None = None,
+    def __init__(self, msg: Msg, cell: int | None = None, line: int | None = None,
                  detail: str = ""):
-        super().__init__(message)
+        super().__init__(msg)
         self.cell, self.line, self.detail = cell, line, detail
 
 
@@ -40,15 +42,17 @@ def read(path: str | Path) -> dict[str, Any]:
     try:
         data = Path(path).read_bytes()
     except OSError as exc:
-        raise NotebookError(f"cannot read {Path(path).name}: {exc.strerror}") from None
+        raise NotebookError(Msg("upload-unreadable", name=Path(path).name,
+                                code=errno.errorcode.get(exc.errno or 0, "?"))) from None
     if len(data) > 8 * MAX_FILE_BYTES:
-        raise NotebookError(f"{Path(path).name} is larger than {8 * MAX_FILE_BYTES // 1024} KiB")
+        raise NotebookError(Msg("upload-too-large", name=Path(path).name,
+                                limit=8 * MAX_FILE_BYTES // 1024))
     try:
         notebook = json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError):
-        raise NotebookError(f"{Path(path).name} is not a Jupyter notebook (not JSON)") from None
+        raise NotebookError(Msg("notebook-not-json", name=Path(path).name)) from None
     if not isinstance(notebook, dict) or not isinstance(notebook.get("cells"), list):
-        raise NotebookError(f"{Path(path).name} is not a Jupyter notebook (no cells)")
+        raise NotebookError(Msg("notebook-no-cells", name=Path(path).name))
     return notebook
 
 
@@ -82,7 +86,8 @@ def check_syntax(cells: Iterable[tuple[int, str | None, str]]) -> None:
         try:
             ast.parse(code)
         except SyntaxError as exc:
-            raise NotebookError(f"cell {number}, line {exc.lineno}: {exc.msg}",
+            raise NotebookError(Msg("notebook-bad-code", cell=number, line=exc.lineno,
+                                    error=exc.msg),
                                 number, exc.lineno, (exc.text or "").rstrip()) from None
 
 
@@ -124,9 +129,8 @@ def find_notebook(folder: str | Path) -> Path | None:
                    and not any(part.startswith(".") for part in
                                p.relative_to(folder).parts))
     if len(found) > 1:
-        raise SubmissionError("several notebooks in the upload: "
-                              + ", ".join(str(p.relative_to(folder)) for p in found[:5])
-                              + "; upload only one")
+        raise SubmissionError(Msg("upload-several-notebooks", names=", ".join(
+            str(p.relative_to(folder)) for p in found[:5])))
     return found[0] if found else None
 
 

@@ -10,6 +10,7 @@ name) can choose what is graded; two candidates for one file are an error that
 names both, never a guess.
 """
 
+import errno
 import hashlib
 import os
 import shutil
@@ -18,6 +19,8 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from ..course.spec import Exercise
+from ..judge.msg import Msg
+from ..report.render import render
 
 # folders never searched: the grader and solutions are not the student's work
 SKIPPED_FOLDERS = frozenset({"grader", "solutions", "__pycache__", "__MACOSX"})
@@ -26,7 +29,15 @@ MAX_ENTRIES = 20000             # files and folders looked at in one upload
 
 
 class SubmissionError(Exception):
-    """A problem with what a student uploaded, worded for the student."""
+    """A problem with what a student uploaded, worded for the student: ``msg``, phrased
+    in their language by whoever shows it (``str()`` is its English, for logs)."""
+
+    def __init__(self, msg: Msg):
+        super().__init__(render(msg, "en"))
+        self.msg = msg
+
+    def said(self, lang: str) -> str:
+        return render(self.msg, lang)
 
 
 def stub_names(exercises: Iterable[Exercise]) -> tuple[str, ...]:
@@ -43,17 +54,15 @@ def find_stub_files(upload: str | Path, names: Iterable[str]) -> dict[str, Path]
         dirs[:] = sorted(d for d in dirs if not _skipped(d))
         seen += len(dirs) + len(files)
         if seen > MAX_ENTRIES:
-            raise SubmissionError(f"the upload holds more than {MAX_ENTRIES} files and "
-                                  "folders; upload only your edited stub files")
+            raise SubmissionError(Msg("upload-too-many", limit=MAX_ENTRIES))
         for name in sorted(wanted.intersection(files)):
             path = Path(folder) / name
             if not _is_regular(path):
                 continue
             if name in found:
-                raise SubmissionError(
-                    f"two files named {name} in the upload: "
-                    f"{found[name].relative_to(upload)} and {path.relative_to(upload)}; "
-                    "upload only one")
+                raise SubmissionError(Msg("upload-two-files", name=name,
+                                          first=str(found[name].relative_to(upload)),
+                                          second=str(path.relative_to(upload))))
             found[name] = path
     return found
 
@@ -107,12 +116,13 @@ def _read_regular(path, name):
     try:
         with os.fdopen(os.open(path, flags), "rb") as file:
             if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
-                raise SubmissionError(f"{name} is not a regular file")
+                raise SubmissionError(Msg("upload-not-regular", name=name))
             data = file.read(MAX_FILE_BYTES + 1)
     except OSError as exc:
-        raise SubmissionError(f"cannot read {name}: {exc.strerror}") from None
+        raise SubmissionError(Msg("upload-unreadable", name=name,
+                                  code=errno.errorcode.get(exc.errno or 0, "?"))) from None
     if len(data) > MAX_FILE_BYTES:
-        raise SubmissionError(f"{name} is larger than {MAX_FILE_BYTES // 1024} KiB")
+        raise SubmissionError(Msg("upload-too-large", name=name, limit=MAX_FILE_BYTES // 1024))
     return data
 
 
