@@ -736,12 +736,15 @@ def test_a_worker_that_cannot_be_replaced_costs_no_graded_row_and_ends_the_run(
 
 
 def test_grade_all_says_what_it_graded_in_the_users_language(tmp_path):
-    """Its last line, counts and all, follows --lang."""
+    """Its last line, counts and all, and why a submission was not graded follow --lang."""
     submissions, out = tmp_path / "class", tmp_path / "out"
     _solved(submissions / "ada", "temperature")
     (submissions / "bob").mkdir()
+    (submissions / "cy.zip").write_text("not a zip")
     proc = run_cli("grade-all", "day3", submissions, "-o", out, "--course", ROOT, "--jobs",
                    "1", "--exercise", "temperature", "--lang", "zh", timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip().splitlines()[-1] == (
-        f"已评分 2 份提交，写入 {out / 'gradebook.csv'}；1 份为空")
+        f"已评分 3 份提交，写入 {out / 'gradebook.csv'}；其中 1 份无法评分；1 份为空")
+    assert _doc(out, "cy")["output"].startswith("无法解压 cy.zip")
+    assert "没有这些文件中的任何一个" in _doc(out, "bob")["output"]

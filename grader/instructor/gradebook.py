@@ -47,7 +47,7 @@ class Submission:
     student: str            # the id shown in the gradebook
     key: str                # results/KEY.json: a safe file name, unique in the class
     paths: tuple            # the folder or .zip (every one of them for a name clash)
-    problem: str | None = None  # why it cannot be graded
+    problem: Msg | None = None  # why it cannot be graded (said in grade-all's --lang)
 
 
 def find_submissions(folder: str | Path) -> list[Submission]:
@@ -81,25 +81,24 @@ def _submissions(group):
     out = [_unsafe(name, path) for name, path in unsafe]
     safe = [(name, path) for name, path in group if (name, path) not in unsafe]
     if len(safe) > 1:
-        names = " and ".join(repr(_entry_name(path)) for _, path in safe)
+        names = ", ".join(repr(_entry_name(path)) for _, path in safe)
         out.append(Submission(safe[0][0], safe[0][0], tuple(p for _, p in safe),
-                              f"one student id for {names}; keep one of them and grade "
-                              "again"))
+                              Msg("class-one-id", names=names)))
     elif safe:
         out.append(Submission(safe[0][0], safe[0][0], (safe[0][1],)))
     return out
 
 
-def unsafe_name(name: str) -> str | None:
+def unsafe_name(name: str) -> Msg | None:
     """Why ``name`` cannot be a student id and a file name, or None if it can."""
     if not name:
-        return "the name is empty"
+        return Msg("class-name-empty")
     if name.startswith("."):
-        return "the name starts with '.'"
+        return Msg("class-name-dot")
     if len(name) > MAX_ID_CHARS:
-        return f"the name is longer than {MAX_ID_CHARS} characters"
+        return Msg("class-name-long", limit=MAX_ID_CHARS)
     if any(c in "/\\" or unicodedata.category(c).startswith("C") for c in name):
-        return "the name holds a slash or a control character"
+        return Msg("class-name-slash")
     return None
 
 
@@ -108,7 +107,7 @@ def _unsafe(name, path):
     shown = _entry_name(path).encode("unicode_escape").decode("ascii")
     digest = hashlib.sha256(_entry_name(path).encode("utf-8", "surrogateescape")).hexdigest()
     return Submission(shown, f"unsafe-name-{digest[:12]}", (path,),
-                      f"{unsafe_name(name)} ({shown!r}): rename it and grade again")
+                      Msg("class-rename", why=unsafe_name(name), name=repr(shown)))
 
 
 def _entry_name(path):
@@ -214,15 +213,16 @@ def _prepare(submission, exercise_set, exercises, tmp, lang="en"):
         return report.not_graded(exercise_set.id, exercises, status, message), None, None
 
     if submission.problem:
-        return not_graded("error", submission.problem)
+        return not_graded("error", report.render(submission.problem, lang))
     work = Path(tempfile.mkdtemp(dir=tmp))   # an unguessable name: classmates cannot look in
     work.chmod(0o711)
     upload = submission.paths[0]
     if upload.is_file() and not upload.name.lower().endswith(".ipynb"):
         try:
             unpack(upload, work / "upload")
-        except CourseError as exc:
-            return not_graded("error", str(exc))
+        except CourseError:
+            return not_graded("error", report.render(Msg("class-bad-zip", name=upload.name),
+                                                     lang))
         upload = work / "upload"
     names = submission_files.stub_names(exercises)
     try:
