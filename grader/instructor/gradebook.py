@@ -115,7 +115,8 @@ def _entry_name(path):
 
 
 def unpack(zip_path: Path, into: Path) -> None:
-    """Extract a student's zip into the new folder ``into``, refusing unsafe members."""
+    """Extract a student's zip into the new folder ``into``, refusing unsafe members
+    (SubmissionError)."""
     try:
         into.mkdir(mode=0o700)
         with zipfile.ZipFile(zip_path) as archive:
@@ -129,8 +130,9 @@ def unpack(zip_path: Path, into: Path) -> None:
                 target.parent.mkdir(parents=True, exist_ok=True)
                 with archive.open(member) as src, open(target, "wb") as dst:
                     shutil.copyfileobj(src, dst, 1 << 20)
-    except (zipfile.BadZipFile, ValueError, OSError) as exc:
-        raise CourseError(f"cannot unpack: {exc}", zip_path) from None
+    except (zipfile.BadZipFile, ValueError, OSError):
+        raise submission_files.SubmissionError(
+            Msg("class-bad-zip", name=zip_path.name)) from None
 
 
 def grade_all(course: Course, exercise_set: ExerciseSet, submissions_dir: str | Path,
@@ -220,9 +222,8 @@ def _prepare(submission, exercise_set, exercises, tmp, lang="en"):
     if upload.is_file() and not upload.name.lower().endswith(".ipynb"):
         try:
             unpack(upload, work / "upload")
-        except CourseError:
-            return not_graded("error", report.render(Msg("class-bad-zip", name=upload.name),
-                                                     lang))
+        except submission_files.SubmissionError as exc:
+            return not_graded("error", exc.said(lang))
         upload = work / "upload"
     names = submission_files.stub_names(exercises)
     try:
