@@ -400,11 +400,9 @@ def _submission_folder(exercise_set, selected, submission, upload, tmp, lang="en
         found = notebook_cells.collect(upload or submission, names, folder,
                                        exercise_set.exercises_dir)
     except notebook_cells.NotebookError as exc:
-        if exc.cell is None:
-            return None, ("error", _not_graded(exc.said(lang), lang))
-        return None, ("error", report.render(Msg("notebook-bad-code", cell=exc.cell,
-                                                 line=exc.line, error=exc.detail or str(exc)),
-                                             lang))
+        if exc.cell is not None:   # said as a mistake in the student's own code
+            return None, ("error", exc.said(lang))
+        return None, ("error", _not_graded(exc.said(lang), lang))
     except submission_files.SubmissionError as exc:
         return None, ("error", _not_graded(exc.said(lang), lang))
     if not found:

@@ -29,12 +29,11 @@ META_KEY = "attn_grade"
 
 
 class NotebookError(SubmissionError):
-    """A notebook that cannot be graded; ``cell`` and ``line`` say where (1-based)."""
+    """A notebook that cannot be graded; ``cell``: the one whose code does not parse."""
 
-    def __init__(self, msg: Msg, cell: int | None = None, line: int | None = None,
-                 detail: str = ""):
+    def __init__(self, msg: Msg, cell: int | None = None):
         super().__init__(msg)
-        self.cell, self.line, self.detail = cell, line, detail
+        self.cell = cell
 
 
 def read(path: str | Path) -> dict[str, Any]:
@@ -87,8 +86,8 @@ def check_syntax(cells: Iterable[tuple[int, str | None, str]]) -> None:
             ast.parse(code)
         except SyntaxError as exc:
             raise NotebookError(Msg("notebook-bad-code", cell=number, line=exc.lineno,
-                                    error=exc.msg),
-                                number, exc.lineno, (exc.text or "").rstrip()) from None
+                                    error=(exc.text or "").rstrip() or exc.msg),
+                                number) from None
 
 
 def stub_sources(notebook: dict[str, Any], names: Iterable[str]) -> dict[str, str]:
