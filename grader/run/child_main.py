@@ -34,7 +34,7 @@ import socket
 import sys
 import time
 import traceback
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 wire: Any = None   # the wire module, imported once the library paths are known (main)
@@ -929,9 +929,7 @@ def become_template(fds: list[int], settings: dict[str, Any]) -> None:
             os.sched_setaffinity(0, settings["cpus"])
     drop_privileges(settings["argv"])
     _prctl(PR_SET_NO_NEW_PRIVS, 1)
-    if not keep_cpus():   # pinned but free to move was worse than not pinned at all
-        with contextlib.suppress(OSError):
-            os.sched_setaffinity(0, everywhere)
+    keep_cpus(otherwise=everywhere)
     Template(socket.socket(fileno=control_fd), settings.get("kill_all", False)).run()
 
 
@@ -943,12 +941,20 @@ PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
 SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO = 0x7FFF0000, 0x00050000
 
 
-def keep_cpus() -> bool:
+def keep_cpus(otherwise: Iterable[int]) -> None:
     """From now on, refuse this process and every process it starts a change of the CPUs
     they run on (sched_setaffinity fails with EPERM, and so does io_uring_setup): a
     pinned class's children stay on their worker's CPUs, so a student's busy processes
-    crowd their own grading only, never the other worker's (batch.pin_cpus).  Whether
-    the filter is in place (x86_64)."""
+    crowd their own grading only, never the other worker's (batch.pin_cpus).  Where
+    the filter cannot be put in place (only x86_64 has it), the process runs on the
+    CPUs ``otherwise`` instead: pinned but free to move was worse than not pinned."""
+    if not _affinity_filter():
+        with contextlib.suppress(OSError):
+            os.sched_setaffinity(0, otherwise)
+
+
+def _affinity_filter() -> bool:
+    """Whether the seccomp filter of ``keep_cpus`` is now in place."""
     import ctypes
     import platform
 
@@ -987,11 +993,10 @@ def keep_cpus() -> bool:
         _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(Instruction))]
 
     code = (Instruction * len(program))(*(Instruction(*op) for op in program))
+    _prctl(PR_SET_NO_NEW_PRIVS, 1)   # as a filter needs, without privileges
     try:
-        libc = _libc()
-        libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
-        return libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER,
-                          ctypes.byref(Program(len(program), code)), 0, 0) == 0
+        return _libc().prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER,
+                             ctypes.byref(Program(len(program), code)), 0, 0) == 0
     except (OSError, AttributeError):
         return False
 
@@ -1023,9 +1028,7 @@ def main() -> None:
     # what the template imported is never collected: a child's collector skips it
     # instead of touching (and so copying) every page of it
     gc.freeze()
-    if not keep_cpus():   # a pinned worker's sandbox keeps its children on its CPUs, or
-        with contextlib.suppress(OSError):   # is not pinned (no filter: they could move)
-            os.sched_setaffinity(0, range(os.cpu_count() or 1))
+    keep_cpus(otherwise=range(os.cpu_count() or 1))   # a pinned worker's sandbox
     Template(control, settings.get("kill_all", False)).run()
 
 
