@@ -21,6 +21,47 @@ EXERCISES = ROOT / "exercises"
 HANG_GUARD = 100
 
 
+# The optional extras a test may need (``@pytest.mark.extra(NAME)``), by what they install.
+EXTRAS = {"notebook": ("nbformat", "nbclient", "ipykernel"), "report": ("matplotlib",)}
+
+
+def extra_missing(name):
+    """Why a test of the extra ``name`` cannot run here (its install command), or None."""
+    import importlib.util
+
+    if all(importlib.util.find_spec(module) for module in EXTRAS[name]):
+        return None
+    return f"needs the [{name}] extra: python3 -m pip install -e '.[{name}]'"
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config):
+    """Two pytest-xdist workers, a test file each at a time, unless the command line says
+    ``-n``; without pytest-xdist (the [test] extra) the suite runs in this process."""
+    if hasattr(config, "workerinput") or not config.pluginmanager.hasplugin("xdist"):
+        return
+    if config.option.numprocesses is None:
+        config.option.numprocesses = 2
+        if config.option.dist == "no":
+            config.option.dist = "loadfile"
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    import importlib.util
+
+    if not hasattr(config, "workerinput") and importlib.util.find_spec("xdist") is None:
+        terminalreporter.write_line(
+            "pytest-xdist is not installed, so the tests ran one at a time; "
+            "python3 -m pip install -e '.[test]' runs them on two workers")
+
+
+def pytest_runtest_setup(item):
+    for mark in item.iter_markers("extra"):
+        why = extra_missing(mark.args[0])
+        if why:
+            pytest.skip(why)
+
+
 def pytest_configure(config):
     """Compile the grader once (and solutions/, which the grader imports): every CLI run
     the tests start would otherwise compile it again where PYTHONDONTWRITEBYTECODE is set,

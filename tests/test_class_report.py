@@ -15,9 +15,7 @@ from grader.instructor import class_page, class_report
 from grader.report import render as report
 
 CHARTS = class_page.matplotlib_available()
-needs_charts = pytest.mark.skipif(
-    not CHARTS, reason="the [report] extra (matplotlib) is not installed: "
-                       "pip install -e '.[report]'")
+needs_charts = pytest.mark.extra("report")   # matplotlib, for the page's charts
 
 
 def _student(folder, temperature=None, attention=None):

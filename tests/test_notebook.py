@@ -6,11 +6,13 @@ import os
 import shutil
 
 import pytest
-from conftest import EXERCISES, FULL_DAY3, ROOT, SOLUTIONS, run_cli
+from conftest import EXERCISES, FULL_DAY3, ROOT, SOLUTIONS, extra_missing, run_cli
 
-nbformat = pytest.importorskip("nbformat")
-nbclient = pytest.importorskip("nbclient")
-pytest.importorskip("ipykernel")
+pytestmark = pytest.mark.extra("notebook")
+WHY = extra_missing("notebook")
+nbformat = pytest.importorskip("nbformat", reason=WHY)
+nbclient = pytest.importorskip("nbclient", reason=WHY)
+pytest.importorskip("ipykernel", reason=WHY)
 
 SOME = ("temperature", "attention", "multihead")   # the exercises these tests fill in
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}       # this worktree's grader, from any folder
