@@ -14,7 +14,6 @@ grade-all itself (``forked_worker``); a replacement is a new Python.
 import contextlib
 import json
 import os
-import platform
 import select
 import subprocess
 import sys
@@ -24,7 +23,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..run.child_main import SCHED_SETAFFINITY
+from ..run import syscalls
 from . import forked_worker
 
 # the folder that holds this grader package (a worktree, a course, site-packages)
@@ -45,8 +44,17 @@ IMPORT_GRADER = (
 
 
 def grader_argv(*args: object) -> list[str]:
-    """argv that runs ``attn-grade ARGS`` with this very grader package."""
-    return [sys.executable, "-c", IMPORT_GRADER + "; grader.cli.main(prog_name='attn-grade')",
+    """argv that runs ``attn-grade ARGS`` with this very grader package, in Python's
+    isolated mode (``-I``: no current folder or script folder on ``sys.path``, no
+    ``PYTHON*`` variable), so that no folder a student controls is on its import path;
+    this user's own site-packages, which ``-I`` leaves out, come along if this process
+    uses them (numpy installed with ``pip install --user``)."""
+    import site
+
+    user_site = site.getusersitepackages() if site.ENABLE_USER_SITE else None
+    keep = f"; sys.path.append({user_site!r})" if user_site in sys.path else ""
+    return [sys.executable, "-I", "-c",
+            IMPORT_GRADER + keep + "; grader.cli.main(prog_name='attn-grade')",
             *map(str, args)]
 
 
@@ -179,15 +187,15 @@ def pin_cpus(jobs: int) -> list[set[int]] | None:
     """The CPUs each of a class's workers runs on (worker n: the n-th set), or None: one
     worker, more workers than CPUs (two sharing a CPU would each get half of it while
     another CPU could sit idle), one CPU, or no way to keep a sandbox's children on its
-    CPUs (``child_main.keep_cpus``).  The CPUs the class may use are dealt out like
-    cards: two workers on two CPUs get one each, on four CPUs two each.  A worker, its
-    sandboxes' templates and their children then wake each other on the same CPUs, and
-    find their caches warm: on this project's 2-core virtual machine, where a wake-up on
-    another CPU is an interrupt between virtual CPUs, a class took 7–9 % less time.
-    Students still go to whichever worker is free, so a worker whose CPU is busy with
-    something else grades fewer of them."""
+    CPUs (no syscall filter to refuse them ``sched_setaffinity``: ``run.syscalls``).
+    The CPUs the class may use are dealt out like cards: two workers on two CPUs get
+    one each, on four CPUs two each.  A worker, its sandboxes' templates and their
+    children then wake each other on the same CPUs, and find their caches warm: on this
+    project's 2-core virtual machine, where a wake-up on another CPU is an interrupt
+    between virtual CPUs, a class took 7–9 % less time.  Students still go to whichever
+    worker is free, so a worker whose CPU is busy with something else grades fewer."""
     if jobs < 2 or not hasattr(os, "sched_getaffinity") or \
-            platform.machine() not in SCHED_SETAFFINITY:   # no child could be kept there
+            syscalls.program() is None:   # no child could be kept there
         return None
     cpus = sorted(os.sched_getaffinity(0))
     if jobs > len(cpus):

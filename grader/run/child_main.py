@@ -34,7 +34,7 @@ import socket
 import sys
 import time
 import traceback
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 wire: Any = None   # the wire module, imported once the library paths are known (main)
@@ -55,6 +55,7 @@ def drop_privileges(argv: list[str]) -> None:
         resource.setrlimit(resource.RLIMIT_NPROC, (n, n))
     if "--user" in args:
         uid, gid = map(int, args["--user"].split(":"))
+        drop_bounding_set()
         os.setgroups([])
         os.setgid(gid)
         os.setuid(uid)
@@ -67,17 +68,21 @@ def drop_privileges(argv: list[str]) -> None:
 
 
 KEYCTL = {"x86_64": 250, "aarch64": 219, "riscv64": 219}   # keyctl(2)'s syscall number
-KEYCTL_JOIN_SESSION_KEYRING, KEYCTL_CLEAR = 1, 7
-KEY_SPEC_USER_KEYRING, KEY_SPEC_USER_SESSION_KEYRING = -4, -5
+KEYCTL_JOIN_SESSION_KEYRING, KEYCTL_CLEAR, KEYCTL_GET_PERSISTENT = 1, 7, 22
+KEY_SPEC_THREAD_KEYRING, KEY_SPEC_USER_KEYRING, KEY_SPEC_USER_SESSION_KEYRING = -1, -4, -5
 
 
-def _own_keyrings() -> None:
-    """After the uid switch: a new session keyring, and the uid's own keyrings emptied.
+def _own_keyrings(join: bool = True) -> None:
+    """After the uid switch: a new session keyring (``join``), and the uid's own keyrings
+    emptied.
 
     The kernel's keyrings are neither files nor processes: no sandbox hides them.  The
     session keyring survives setuid (a root login's, from pam_keyinit: what root keeps
-    there its possessor may read whatever its uid), and the uid's user keyrings outlive
-    its processes (an earlier run of the same uid would leave keys for this one).
+    there its possessor may read whatever its uid), and the uid's user keyrings and its
+    persistent keyring (kept for days) outlive its processes: an earlier run of the same
+    uid, another student's, would leave keys for this one.  The grader clears them too
+    when it claims and releases a uid (``sandbox.forget_kernel_state_of``: ``join``
+    False, in a thread of its own that alone runs as the uid).
     """
     import ctypes
     import platform
@@ -87,22 +92,49 @@ def _own_keyrings() -> None:
         return
     libc = _libc()
     libc.syscall.restype = ctypes.c_long
-    for args in ((KEYCTL_JOIN_SESSION_KEYRING, None),
-                 (KEYCTL_CLEAR, ctypes.c_long(KEY_SPEC_USER_KEYRING)),
+    calls = [(KEYCTL_JOIN_SESSION_KEYRING, None)] if join else []
+    for args in (*calls, (KEYCTL_CLEAR, ctypes.c_long(KEY_SPEC_USER_KEYRING)),
                  (KEYCTL_CLEAR, ctypes.c_long(KEY_SPEC_USER_SESSION_KEYRING))):
         if libc.syscall(number, *args) < 0 and ctypes.get_errno() not in (
                 errno.ENOSYS, errno.EPERM):   # no keys in this kernel, or none allowed
             raise SystemExit("attn-grade child: could not replace the keyrings: "
                              + os.strerror(ctypes.get_errno()))
+    # linked into this thread's own keyring (which ends with it) to be cleared; a kernel
+    # without persistent keyrings (EOPNOTSUPP) has none to clear
+    persistent = libc.syscall(number, KEYCTL_GET_PERSISTENT, ctypes.c_long(-1),
+                              ctypes.c_long(KEY_SPEC_THREAD_KEYRING))
+    if persistent > 0 and libc.syscall(number, KEYCTL_CLEAR, ctypes.c_long(persistent)) < 0:
+        raise SystemExit("attn-grade child: could not clear the persistent keyring: "
+                         + os.strerror(ctypes.get_errno()))
 
 
 def _capabilities():
-    """Whether this process still holds any capability (permitted, effective, ambient)."""
+    """Whether this process still holds any capability (permitted, effective, ambient,
+    or in its bounding set: what an exec could ever give back)."""
     with open("/proc/self/status", "rb") as f:
         for line in f:
-            if line.startswith((b"CapPrm:", b"CapEff:", b"CapAmb:")) and int(line.split()[1], 16):
+            if line.startswith((b"CapPrm:", b"CapEff:", b"CapAmb:", b"CapBnd:")) \
+                    and int(line.split()[1], 16):
                 return True
     return False
+
+
+PR_CAPBSET_DROP = 24
+
+
+def drop_bounding_set() -> None:
+    """Empty the capability bounding set, while this process may (CAP_SETPCAP, as root
+    before the uid switch): no later exec can gain a capability back.  Also run by the
+    process level's start (``sandbox.preexec``)."""
+    with open("/proc/sys/kernel/cap_last_cap", "rb") as f:
+        last = int(f.read())
+    libc = _libc()
+    for cap in range(last + 1):
+        if libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0:
+            import ctypes
+
+            raise SystemExit("attn-grade child: could not drop the capability bounding set: "
+                             + os.strerror(ctypes.get_errno()))
 
 
 def import_wire(library_paths: list[str]) -> None:
@@ -415,6 +447,8 @@ class Template:
         self.kill_all = kill_all
         self.control_fd = control.fileno()
         self.children: dict[int, str] = {}   # pid -> request id
+        self.workdirs: dict[int, str] = {}   # pid -> its work folder
+        self.finished: list[str] = []   # the work folders of children reaped since a fork
         _prctl(PR_SET_DUMPABLE, 0)
         _prctl(PR_SET_CHILD_SUBREAPER, 1)
         self.wakeup = ChildExits()
@@ -471,6 +505,8 @@ class Template:
             gc.freeze()
         if self.kill_all and not self.children:   # nothing a previous child left meets this one
             _kill_everything_else()
+            empty_scratch_folders(self.finished, os.path.dirname(request["workdir"]))
+            self.finished.clear()
         try:
             pid = os.fork()
         except OSError as exc:
@@ -485,6 +521,7 @@ class Template:
         for fd in fds:
             os.close(fd)
         self.children[pid] = request["id"]
+        self.workdirs[pid] = request["workdir"]
         self.send({"id": request["id"], "forked": True})
 
     def reap_dead(self, pid: int, watch: int | None) -> None:
@@ -512,6 +549,9 @@ class Template:
             if pid == 0:
                 break
             rid = self.children.pop(pid, None)
+            workdir = self.workdirs.pop(pid, None)
+            if workdir is not None:
+                self.finished.append(workdir)
             if rid is not None:
                 _kill_group(pid)   # what it left in its session
                 exits.append((rid, os.waitstatus_to_exitcode(status)))
@@ -552,6 +592,56 @@ def _kill_everything_else() -> None:
             return
         except InterruptedError:
             continue
+
+
+SCRATCH_FOLDERS = ("/tmp", "/var/tmp", "/dev/shm")
+
+
+def empty_scratch_folders(workdirs: Sequence[str] = (), keep: str = "/") -> None:
+    """Remove what this uid has at the top of the scratch folders a child may write (in
+    bubblewrap the sandbox's own /tmp and /dev/shm; at the process level the system's,
+    where only this run's uid's entries are its), and the ``workdirs`` of children that
+    ended (the grader removes them too, once it has heard of their end: after the next
+    fork): each child starts with none of what an earlier exercise's code left (a log of
+    its calls' inputs, say).  Only with no child alive (``kill_all``): the run's
+    children run one at a time.  Never the folders on the way to ``keep`` (the run's
+    work folder, which bubblewrap binds under a /tmp of its own), and never across a
+    mount: a bound folder is the grader's."""
+    for workdir in workdirs:
+        with contextlib.suppress(OSError):
+            _remove(workdir, os.lstat(workdir).st_dev)
+    on_the_way = {keep}
+    while keep not in ("/", ""):
+        keep = os.path.dirname(keep)
+        on_the_way.add(keep)
+    me = os.getuid()
+    for top in SCRATCH_FOLDERS:
+        try:
+            device = os.stat(top).st_dev
+            entries = list(os.scandir(top))
+        except OSError:
+            continue
+        for entry in entries:
+            with contextlib.suppress(OSError):
+                info = entry.stat(follow_symlinks=False)
+                if info.st_uid == me and info.st_dev == device and entry.path not in on_the_way:
+                    _remove(entry.path, device)
+
+
+def _remove(path: str, device: int) -> None:
+    """Remove a file or a whole tree of this uid's, whatever modes it gave its folders,
+    never crossing into another file system (a mount point is left, with its folder)."""
+    info = os.lstat(path)
+    if info.st_dev != device:
+        return
+    if not os.path.isdir(path) or os.path.islink(path):
+        os.unlink(path)
+        return
+    os.chmod(path, 0o700)
+    for entry in os.scandir(path):
+        with contextlib.suppress(OSError):
+            _remove(entry.path, device)
+    os.rmdir(path)
 
 
 def _pidfd(pid: int) -> int | None:
@@ -923,82 +1013,41 @@ def become_template(fds: list[int], settings: dict[str, Any]) -> None:
     for which, soft, hard in settings["rlimits"]:
         _lower(which, soft, hard)
     os.nice(settings["nice"])
-    everywhere = os.sched_getaffinity(0)
     if settings.get("cpus"):   # a pinned worker's: its CPUs, which no child may leave
         with contextlib.suppress(OSError):
             os.sched_setaffinity(0, settings["cpus"])
     drop_privileges(settings["argv"])
     _prctl(PR_SET_NO_NEW_PRIVS, 1)
-    keep_cpus(otherwise=everywhere)
+    apply_filter(settings)
     Template(socket.socket(fileno=control_fd), settings.get("kill_all", False)).run()
 
 
-# seccomp: refuse sched_setaffinity, by its numbers on x86_64 (native, x32, and i386's),
-# and io_uring_setup: a ring's kernel threads (an SQPOLL thread on sq_thread_cpu, io-wq
-# workers) are the student's but take any CPU of the cpuset, whatever its affinity
-SCHED_SETAFFINITY = {"x86_64": (0xC000003E, (203, 425), 0x40000000, 0x40000003, (241, 425))}
 PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
-SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO = 0x7FFF0000, 0x00050000
 
 
-def keep_cpus(otherwise: Iterable[int]) -> None:
-    """From now on, refuse this process and every process it starts a change of the CPUs
-    they run on (sched_setaffinity fails with EPERM, and so does io_uring_setup): a
-    pinned class's children stay on their worker's CPUs, so a student's busy processes
-    crowd their own grading only, never the other worker's (batch.pin_cpus).  Where
-    the filter cannot be put in place (only x86_64 has it), the process runs on the
-    CPUs ``otherwise`` instead: pinned but free to move was worse than not pinned."""
-    if not _affinity_filter():
-        with contextlib.suppress(OSError):
-            os.sched_setaffinity(0, otherwise)
-
-
-def _affinity_filter() -> bool:
-    """Whether the seccomp filter of ``keep_cpus`` is now in place."""
+def install_filter(program: bytes) -> None:
+    """Install the syscall filter compiled on the trusted side (``run.syscalls``) for this
+    process and all it starts; a template that cannot ends before any student code runs."""
     import ctypes
-    import platform
-
-    numbers = SCHED_SETAFFINITY.get(platform.machine())
-    if numbers is None:
-        return False
-    arch, native, x32_bit, compat_arch, compat = numbers
-    refused = [n for number in native for n in (number, x32_bit | number)]
-    load, jump_eq, ret = 0x20, 0x15, 0x06   # BPF_LD|W|ABS, BPF_JMP|JEQ|K, BPF_RET|K
-    # jumps to "i386", "refuse" or "allow" are made relative below
-    program: list[tuple[int, Any, Any, int]] = [
-        (load, 0, 0, 4),                                  # the call's architecture
-        (jump_eq, 0, "i386", arch),
-        (load, 0, 0, 0),                                  # its number
-        *((jump_eq, "refuse", 0, n) for n in refused[:-1]),
-        (jump_eq, "refuse", "allow", refused[-1]),
-        (jump_eq, 0, "allow", compat_arch),               # "i386"
-        (load, 0, 0, 0),
-        *((jump_eq, "refuse", 0, n) for n in compat[:-1]),
-        (jump_eq, "refuse", "allow", compat[-1]),
-        (ret, 0, 0, SECCOMP_RET_ERRNO | errno.EPERM),
-        (ret, 0, 0, SECCOMP_RET_ALLOW)]
-    ends = {"i386": 3 + len(refused), "refuse": len(program) - 2, "allow": len(program) - 1}
-
-    def relative(i: int, jump: Any) -> int:
-        return ends[jump] - i - 1 if jump in ends else jump
-
-    program = [(op, relative(i, jt), relative(i, jf), k)
-               for i, (op, jt, jf, k) in enumerate(program)]
-
-    class Instruction(ctypes.Structure):
-        _fields_ = [("code", ctypes.c_ushort), ("jt", ctypes.c_ubyte),
-                    ("jf", ctypes.c_ubyte), ("k", ctypes.c_uint32)]
 
     class Program(ctypes.Structure):
-        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(Instruction))]
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
 
-    code = (Instruction * len(program))(*(Instruction(*op) for op in program))
+    code = ctypes.create_string_buffer(program, len(program))
     _prctl(PR_SET_NO_NEW_PRIVS, 1)   # as a filter needs, without privileges
-    try:
-        return _libc().prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER,
-                             ctypes.byref(Program(len(program), code)), 0, 0) == 0
-    except (OSError, AttributeError):
-        return False
+    fprog = Program(len(program) // 8, ctypes.cast(code, ctypes.c_void_p))
+    if _libc().prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0) != 0:
+        raise SystemExit("attn-grade child: could not install the syscall filter: "
+                         + os.strerror(ctypes.get_errno()))
+
+
+def apply_filter(settings: dict[str, Any]) -> None:
+    """The settings' filter (base64), if they have one (none at the level 'none', or where
+    the trusted side could not build one: its report says so)."""
+    if settings.get("seccomp"):
+        import base64
+
+        install_filter(base64.b64decode(settings["seccomp"]))
 
 
 def main() -> None:
@@ -1013,6 +1062,8 @@ def main() -> None:
         settings = json.load(f)
     if settings.get("own_keyrings"):
         _own_keyrings()
+    if not as_zygote:   # before any import: the filter is the template's and its children's
+        apply_filter(settings)
     import_wire(settings["library_paths"])
     sys.stdin = io.StringIO("")
     control = socket.socket(fileno=settings["control_fd"])
@@ -1028,7 +1079,6 @@ def main() -> None:
     # what the template imported is never collected: a child's collector skips it
     # instead of touching (and so copying) every page of it
     gc.freeze()
-    keep_cpus(otherwise=range(os.cpu_count() or 1))   # a pinned worker's sandbox
     Template(control, settings.get("kill_all", False)).run()
 
 

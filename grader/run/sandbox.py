@@ -35,6 +35,7 @@ from pathlib import Path
 
 from ..course.limits import Limits
 from ..errors import CourseError
+from . import child_main, syscalls
 
 LEVELS = ("none", "process", "bubblewrap")
 RANKS = ("none", "process", "process-user", "bubblewrap")
@@ -121,9 +122,11 @@ def _namespace_flags(setuid: bool = True):
         # As root bubblewrap needs no user namespace, and must not use one: a
         # namespace created by root maps the sandbox to real uid 0, for which the
         # kernel never enforces RLIMIT_NPROC.  The child keeps only the two
-        # capabilities it needs to switch to the run's own uid (child_main);
-        # without ``setuid`` (a holder, which switches nothing), none.
-        caps = ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"] if setuid else []
+        # capabilities it needs to empty its bounding set and switch to the run's own
+        # uid (child_main.drop_privileges); without ``setuid`` (a holder, which switches
+        # nothing), none.
+        caps = ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID",
+                "--cap-add", "CAP_SETPCAP"] if setuid else []
         return ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts",
                 "--unshare-cgroup-try", "--die-with-parent", "--new-session",
                 "--cap-drop", "ALL", *caps]
@@ -208,8 +211,7 @@ class Identity:
         locked, clean, for this process's next run (a worker's next student)."""
         if self.lock_fd < 0:
             return
-        kill_processes_of(self.uid, sandboxed=self.sandboxed)
-        remove_scratch_files_of(self.uid)
+        scrub(self.uid, sandboxed=self.sandboxed)
         _CLEAN.append(Identity(self.uid, self.gid, self.lock_fd))
         self.lock_fd = -1
 
@@ -233,6 +235,9 @@ class Plan:
     achieved: str
     description: str
     identity: Identity | None = None
+    # the compiled syscall filter every sandboxed process gets (run.syscalls); None at
+    # the level 'none', or where it cannot be built (the description says so)
+    seccomp: bytes | None = None
 
     def release(self) -> None:
         if self.identity is not None:
@@ -270,6 +275,10 @@ def plan(level: str, solutions_dir: str | Path | None = None,
             result = Plan(level, "process", "process (own uid; solutions/ readable by other users)")
         else:
             result = Plan(level, "process-user", "process-user")
+    if level != "none":
+        result.seccomp = syscalls.program()
+        if result.seccomp is None:
+            result.description += " (no syscall filter: libseccomp not found)"
     check_required(result, required, solutions_dir)
     if root and level != "none":
         result.identity = claim_identity()
@@ -369,8 +378,9 @@ def claim_identity() -> Identity:
             if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
                 continue
             raise
-        kill_processes_of(uid)          # left over by a grader that died
-        remove_scratch_files_of(uid)    # and its files, run folders (group uid) included
+        # what a grader that died left: processes, files (run folders of the group uid
+        # too), keys and IPC objects
+        scrub(uid)
         return Identity(uid, uid, fd)
     raise IsolationError(f"no free uid in {UID_BASE}..{UID_BASE + UID_COUNT - 1}")
 
@@ -447,21 +457,31 @@ SETRESUID = {"x86_64": 117, "aarch64": 147, "riscv64": 147}
 
 
 def _kill_all_as(uid: int) -> None:
-    """kill(-1, SIGKILL) as ``uid``: every process of ``uid`` at once (root only).
+    """kill(-1, SIGKILL) as ``uid``: every process of ``uid`` at once (root only), from a
+    thread that alone becomes ``uid`` (``_as_uid``).  While it runs as ``uid`` a process
+    of ``uid`` may signal it (tgkill): only where none can name it (kill_processes_of)."""
+    _as_uid(uid, _kill_all, "kill")
 
-    From a thread of this process that alone becomes ``uid`` (its capabilities go with
-    root, and its credentials end with it); a fork of a grader that imported numpy and
-    pytest costs milliseconds.  Where the system call is unknown, from a fork.  While
-    it runs as ``uid`` a process of ``uid`` may signal it (tgkill): only where none can
-    name it (kill_processes_of).
-    """
+
+def _kill_all() -> None:
+    try:
+        os.kill(-1, signal.SIGKILL)
+    except ProcessLookupError:   # none
+        pass
+
+
+def _as_uid(uid: int, action: Callable[[], None], what: str) -> None:
+    """``action()`` as ``uid`` (root only): in a thread of this process that alone becomes
+    ``uid`` (its capabilities go with root, and its credentials end with it; a fork of a
+    grader that imported numpy and pytest costs milliseconds), or in a fork where the
+    system call is unknown.  OSError if it could not become ``uid``."""
     import ctypes
     import platform
     import threading
 
     number = SETRESUID.get(platform.machine())
     if number is None:
-        return _kill_all_in_fork(uid)
+        return _in_fork_as(uid, action)
     libc = ctypes.CDLL(None, use_errno=True)
     failed: list[int] = []
 
@@ -469,35 +489,107 @@ def _kill_all_as(uid: int) -> None:
         if libc.syscall(number, uid, uid, uid) != 0:
             failed.append(ctypes.get_errno())
             return
-        try:
-            os.kill(-1, signal.SIGKILL)
-        except ProcessLookupError:   # none
-            pass
+        action()
 
-    thread = threading.Thread(target=as_uid, name="kill-as-uid")
+    thread = threading.Thread(target=as_uid, name=f"{what}-as-uid")
     thread.start()
     thread.join()
     if failed:
-        raise OSError(failed[0], f"could not become uid {uid} to kill its processes")
+        raise OSError(failed[0], f"could not become uid {uid} to {what}")
 
 
 def _kill_all_in_fork(uid: int) -> None:
+    _in_fork_as(uid, _kill_all)
+
+
+def _in_fork_as(uid: int, action: Callable[[], None]) -> None:
     pid = os.fork()
     if pid == 0:
         code = 1
         try:
             os.setresuid(uid, uid, uid)
-            try:
-                os.kill(-1, signal.SIGKILL)
-            except ProcessLookupError:   # none
-                pass
+            action()
             code = 0
         finally:
             os._exit(code)
-    # a process of the uid may stop the fork (SIGSTOP) before its kill(-1): killed, not
+    # a process of the uid may stop the fork (SIGSTOP) before its action: killed, not
     # waited for forever
     while os.WIFSTOPPED(os.waitpid(pid, os.WUNTRACED)[1]):
         os.kill(pid, signal.SIGKILL)
+
+
+def scrub(uid: int, sandboxed: bool = False) -> None:
+    """Leave nothing of ``uid``'s for its next run (another student): its processes
+    (``kill_processes_of``), its files at the top of the scratch folders, and what the
+    kernel keeps for it beyond any process (``forget_kernel_state_of``)."""
+    kill_processes_of(uid, sandboxed=sandboxed)
+    remove_scratch_files_of(uid)
+    forget_kernel_state_of(uid)
+
+
+def forget_kernel_state_of(uid: int) -> None:
+    """Empty ``uid``'s keyrings (user, user-session and the persistent one, which the
+    kernel keeps for days) and remove its SysV IPC objects and POSIX message queues in
+    this IPC namespace (the process level's; a bubblewrap sandbox's own go with it).
+    The syscall filter refuses student code all of these (``run.syscalls``); this is
+    for a run without one.  Only once no process of ``uid`` is left (its thread runs as
+    ``uid``)."""
+    if os.geteuid() != 0:
+        return
+    with contextlib.suppress(OSError):
+        _as_uid(uid, _clear_own_keyrings, "clear keyrings")
+    _remove_ipc_of(uid)
+    _remove_queues_of(uid)
+
+
+def _clear_own_keyrings() -> None:
+    """In a thread running as the uid: its keyrings emptied, as a child empties them."""
+    with contextlib.suppress(SystemExit):   # a keyring it could not clear: none to clear
+        child_main._own_keyrings(join=False)
+
+
+IPC_RMID = 0
+SYSV_IPC = (("shm", "shmid", "shmctl"), ("msg", "msqid", "msgctl"), ("sem", "semid", "semctl"))
+
+
+def _remove_ipc_of(uid: int) -> None:
+    """Remove the SysV shared memory, message queues and semaphores ``uid`` owns or made
+    (as /proc/sysvipc lists them, columns by their header)."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    for kind, id_column, control in SYSV_IPC:
+        try:
+            with open(f"/proc/sysvipc/{kind}", encoding="ascii") as f:
+                header, *rows = [line.split() for line in f]
+        except (OSError, ValueError):
+            continue
+        for row in rows:
+            fields = dict(zip(header, row))
+            if str(uid) in (fields.get("uid"), fields.get("cuid")) and \
+                    fields.get(id_column, "").isdigit():
+                if kind == "sem":
+                    libc.semctl(int(fields[id_column]), 0, IPC_RMID, None)
+                else:
+                    getattr(libc, control)(int(fields[id_column]), IPC_RMID, None)
+
+
+def _remove_queues_of(uid: int) -> None:
+    """Remove the POSIX message queues of ``uid`` where the mqueue file system shows them."""
+    try:
+        with open("/proc/self/mounts", encoding="utf-8") as f:
+            folders = [line.split()[1] for line in f if line.split()[2:3] == ["mqueue"]]
+    except (OSError, IndexError):
+        return
+    for folder in folders:
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            with contextlib.suppress(OSError):
+                if entry.stat(follow_symlinks=False).st_uid == uid:
+                    os.unlink(entry.path)
 
 
 def remove_scratch_files_of(uid: int) -> None:
@@ -617,6 +709,7 @@ def preexec(run_plan: Plan, limits: Limits, cpu: bool = True) -> Callable[[], No
     (each child has its own limit): its own would end it, and the child alive then.
     """
     identity = run_plan.identity if run_plan.level == "process" else None
+    child_main._libc()   # loaded here, not in the fork
 
     def apply():
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
@@ -630,6 +723,7 @@ def preexec(run_plan: Plan, limits: Limits, cpu: bool = True) -> Callable[[], No
             _set_limit(which, soft, hard)
         if identity is not None:
             _set_limit(resource.RLIMIT_NPROC, limits.processes)
+            child_main.drop_bounding_set()
             os.setgroups([])
             os.setgid(identity.gid)
             os.setuid(identity.uid)

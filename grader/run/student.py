@@ -83,6 +83,9 @@ class RunFolder:
                 for path in (self.root, self.runtime, self.work, self.files,
                              *self.runtime.iterdir()):
                     self._share(path)
+                # the run's uid may enter work/ but not list it: no child finds another's
+                # folder (each has an unguessable name) to leave something in for it
+                os.chmod(self.work, 0o710)
         except BaseException:
             shutil.rmtree(self.root, ignore_errors=True)
             raise

@@ -104,7 +104,7 @@ class Template:
                     # kill(-1) in the template reaches the run's processes alone
                     "kill_all": folder.plan.level == "bubblewrap" or own_uid,
                     # the process level switched uid before Python started (preexec)
-                    "own_keyrings": own_uid}
+                    "own_keyrings": own_uid, "seccomp": _encoded(folder.plan.seccomp)}
         # a new file in runtime/, which no child may write (work/ a child may, where
         # its uid is the grader's user's: a link planted there would be written through)
         path = folder.write_new_shared("template-", json.dumps(settings).encode())
@@ -146,7 +146,8 @@ class Template:
                         os, "sched_getaffinity") else None,
                     "argv": ["--nproc", str(own.processes),
                              "--user", f"{identity.uid}:{identity.gid}",
-                             "--cwd", str(folder.work)]}
+                             "--cwd", str(folder.work)],
+                    "seccomp": _encoded(folder.plan.seccomp)}
         entered = holder is not None and zygote.enter(holder, theirs.fileno(),
                                                       console.fileno(), settings,
                                                       sorted(self.preloaded))
@@ -337,6 +338,13 @@ class Template:
             if remaining <= 0:
                 return None
             select.select([self.sock], [], [], min(remaining, 0.05))
+
+
+def _encoded(program: bytes | None) -> str | None:
+    """A compiled syscall filter as the template's settings carry it (JSON: base64)."""
+    import base64
+
+    return None if program is None else base64.b64encode(program).decode("ascii")
 
 
 def _holder_pid(info_fd: int, ready_fd: int, seconds: float) -> int | None:
