@@ -23,7 +23,6 @@ import html
 import json
 import os
 import subprocess
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -209,15 +208,15 @@ def _grade(exercise_ids: list[str]) -> Result:
         return _problem(render(Msg("notebook-not-found", found=str(exc),
                                    call=f'ag.init("{_state.set_id}", path="work.ipynb")'),
                                lang))
-    command = [sys.executable, "-m", "grader", _state.set_id, "--submission", str(notebook),
-               "--json", "--lang", lang, "--course", str(_course_dir(notebook)),
-               *_state.options]
-    for ex_id in exercise_ids:
-        command += ["--exercise", ex_id]
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
-    env["PYTHONPATH"] = str(GRADER_ROOT)   # this grader, whatever the kernel's sys.path
-    done = subprocess.run(command, capture_output=True, text=True, env=env,
-                          cwd=str(notebook.parent), stdin=subprocess.DEVNULL, check=False)
+    from .instructor.batch import grader_argv
+
+    # this grader, in isolated mode: nothing beside the notebook (a click.py, a numpy/)
+    # is on its import path, whatever the kernel's
+    command = grader_argv(_state.set_id, "--submission", notebook, "--json", "--lang", lang,
+                          "--course", _course_dir(notebook), *_state.options,
+                          *(arg for ex_id in exercise_ids for arg in ("--exercise", ex_id)))
+    done = subprocess.run(command, capture_output=True, text=True, cwd=str(notebook.parent),
+                          stdin=subprocess.DEVNULL, check=False)
     try:
         document = json.loads(done.stdout)
     except ValueError:

@@ -11,6 +11,7 @@ from .units import UnitError, unit_factor
 # and 'Kb' (lowercase b) is refused as bits.
 _SHORTHAND = {"": 1, "k": 1024, "m": 1024 ** 2, "g": 1024 ** 3}
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*$")
+STUB_BYTES = 1024 ** 2   # a stub file larger than this is refused (an upload's, the quiz's)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -12,11 +12,13 @@ students whose files changed.
 import contextlib
 import csv
 import dataclasses
+import errno
 import hashlib
 import io
 import json
 import os
 import shutil
+import sys
 import tempfile
 import unicodedata
 import zipfile
@@ -156,14 +158,30 @@ def grade_all(course: Course, exercise_set: ExerciseSet, submissions_dir: str | 
         os.chmod(tmp, 0o711)    # children running as 'nobody' reach their own copy only
         commands: list[tuple[Submission, str, list[object]]] = []
 
+        documents: dict[str, dict[str, Any]] = {}   # by key: what each row is read from
+
+        def settle(submission, doc, digest=None):
+            """Write a submission's results file; its document is its row's either way."""
+            doc = _stamped(doc, submission, digest)
+            documents[submission.key] = doc
+            try:
+                _write_json(results_dir / f"{submission.key}.json", doc)
+            except OSError as exc:   # that student's row says so; the class goes on
+                documents[submission.key] = _stamped(report.not_graded(
+                    exercise_set.id, exercises, "error", report.render(Msg(
+                        "class-cannot-write", path=f"results/{submission.key}.json",
+                        code=errno.errorcode.get(exc.errno or 0, type(exc).__name__)), lang)),
+                    submission, None)
+            progress and progress(submission.student)
+
         def to_grade():
             """(index, submission, its hash, its command line) of each submission to
             grade, prepared in turn; the others are settled here."""
             for n, submission in enumerate(students):
                 if pool is not None and pool.closed:   # Ctrl-C: the pool waits for this
                     return                             # thread before tmp is removed
-                doc, folder, digest = _prepare(submission, exercise_set, exercises, tmp,
-                                               lang)
+                doc, folder, digest = _prepared(submission, exercise_set, exercises, tmp,
+                                                lang)
                 path = results_dir / f"{submission.key}.json"
                 if folder is not None and (force or not _unchanged(path, digest, exercises)):
                     yield n, submission, digest, batch.grade_command(
@@ -171,8 +189,9 @@ def grade_all(course: Course, exercise_set: ExerciseSet, submissions_dir: str | 
                         submission.student, *extra_args)
                     continue
                 if doc is not None:
-                    _write_json(path, _stamped(doc, submission, digest))
-                progress and progress(submission.student)
+                    settle(submission, doc, digest)
+                else:
+                    progress and progress(submission.student)
 
         found, pool = to_grade(), None
         for n, submission, digest, argv in found:
@@ -194,17 +213,33 @@ def grade_all(course: Course, exercise_set: ExerciseSet, submissions_dir: str | 
 
         def done(i, result):
             submission, digest, _ = commands[i]
-            doc = _graded_document(result, exercise_set.id, exercises)
-            _write_json(results_dir / f"{submission.key}.json",
-                        _stamped(doc, submission, digest))
-            progress and progress(submission.student)
+            settle(submission, _graded_document(result, exercise_set.id, exercises, lang),
+                   digest)
 
         if pool is not None:
             pool.run(argvs(), on_done=done)
     max_score = round(sum(e.points for e in exercises), 4)
-    rows = [_row(s.student, results_dir / f"{s.key}.json", max_score) for s in students]
+    rows = [_row(s.student, documents.get(s.key) or _read_result(
+        results_dir / f"{s.key}.json", exercise_set.id, exercises, lang), max_score)
+        for s in students]
     _write_csv(Path(out_dir) / "gradebook.csv", rows)
     return rows
+
+
+def _prepared(submission, exercise_set, exercises, tmp, lang="en"):
+    """``_prepare``, where anything unforeseen (a bug, a file system error) is that
+    submission's error row, said in ``lang``, and never the class's end; its traceback
+    goes to grade-all's stderr for the instructor."""
+    try:
+        return _prepare(submission, exercise_set, exercises, tmp, lang)
+    except Exception as exc:
+        import traceback
+
+        print(f"grade-all: could not prepare {submission.student!r}:\n"
+              + traceback.format_exc(), file=sys.stderr)
+        message = report.render(Msg("not-graded", reason=report.render(
+            Msg("class-cannot-prepare", kind=type(exc).__name__), lang)), lang)
+        return report.not_graded(exercise_set.id, exercises, "error", message), None, None
 
 
 def _prepare(submission, exercise_set, exercises, tmp, lang="en"):
@@ -250,14 +285,33 @@ def _unchanged(path, digest, exercises):
         return False
 
 
-def _graded_document(result, set_id, exercises):
-    """The child's results document, or an error document saying why there is none."""
+def _graded_document(result, set_id, exercises, lang="en"):
+    """The worker's results document, or an error document saying why there is none
+    (in ``lang``; the worker's last line of error, the grader's own words, after it)."""
     code, doc, stderr = result
-    if doc is None or code not in (0, 1):
-        reason = (stderr or "").strip().splitlines()[-1:] or ["grading failed"]
-        return report.not_graded(set_id, exercises, "error", f"not graded: {reason[0]}")
-    doc.setdefault("extra_data", {}).setdefault("status", "graded")
+    if not isinstance(doc, dict) or code not in (0, 1):
+        detail = (stderr or "").strip().splitlines()[-1:] or [""]
+        reason = report.render(Msg("class-grading-failed", detail=detail[0][:300]), lang)
+        return report.not_graded(set_id, exercises, "error",
+                                 report.render(Msg("not-graded", reason=reason), lang))
+    extra = doc.setdefault("extra_data", {})
+    if isinstance(extra, dict):
+        extra.setdefault("status", "graded")
     return doc
+
+
+def _read_result(path, set_id, exercises, lang):
+    """The results file of a submission graded before (unchanged since), as its row reads
+    it; an error document if it cannot be read back."""
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        float(doc["score"])
+        if isinstance(doc.get("extra_data", {}), dict):
+            return doc
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    return report.not_graded(set_id, exercises, "error", report.render(
+        Msg("class-cannot-read", path=path.name, option="--force"), lang))
 
 
 def _stamped(doc, submission, digest):
@@ -269,13 +323,13 @@ def _stamped(doc, submission, digest):
     return doc
 
 
-def _row(student, path, max_score):
-    doc = json.loads(path.read_text(encoding="utf-8"))
+def _row(student, doc, max_score):
     extra = doc.get("extra_data", {})
     row = {"student": student, "score": doc["score"], "max_score": max_score,
            "status": extra.get("status") or ("error" if extra.get("error") else "graded")}
     for ex in extra.get("exercises", []):
-        row[ex["exercise"]] = ex["score"]
+        if isinstance(ex, dict) and isinstance(ex.get("exercise"), str):
+            row[ex["exercise"]] = ex.get("score", "")
     return row
 
 

@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from ..files import NotRegular, TooLarge, read_bounded
 from ..judge.msg import Msg
 from .uploads import MAX_FILE_BYTES, SubmissionError, _copy_data, find_stub_files
 from .uploads import collect as collect_files
@@ -36,28 +37,55 @@ class NotebookError(SubmissionError):
         self.cell = cell
 
 
+MAX_NOTEBOOK_BYTES = 8 * MAX_FILE_BYTES   # outputs (plots) make notebooks larger than code
+
+
 def read(path: str | Path) -> dict[str, Any]:
-    """The notebook at ``path`` as a dict, bounded and checked for its shape."""
+    """The notebook at ``path`` as a dict: refused by its size before it is read, read
+    through no link, and checked for the shape of every cell (``_cell_problem``)."""
+    name = Path(path).name
     try:
-        data = Path(path).read_bytes()
+        data = read_bounded(path, MAX_NOTEBOOK_BYTES)
+    except TooLarge:
+        raise NotebookError(Msg("upload-too-large", name=name,
+                                limit=MAX_NOTEBOOK_BYTES // 1024)) from None
+    except NotRegular:
+        raise NotebookError(Msg("upload-not-regular", name=name)) from None
     except OSError as exc:
-        raise NotebookError(Msg("upload-unreadable", name=Path(path).name,
+        raise NotebookError(Msg("upload-unreadable", name=name,
                                 code=errno.errorcode.get(exc.errno or 0, "?"))) from None
-    if len(data) > 8 * MAX_FILE_BYTES:
-        raise NotebookError(Msg("upload-too-large", name=Path(path).name,
-                                limit=8 * MAX_FILE_BYTES // 1024))
     try:
         notebook = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
-        raise NotebookError(Msg("notebook-not-json", name=Path(path).name)) from None
+    except (UnicodeDecodeError, ValueError, RecursionError):   # RecursionError: [[[[...
+        raise NotebookError(Msg("notebook-not-json", name=name)) from None
     if not isinstance(notebook, dict) or not isinstance(notebook.get("cells"), list):
-        raise NotebookError(Msg("notebook-no-cells", name=Path(path).name))
+        raise NotebookError(Msg("notebook-no-cells", name=name))
+    for number, cell in enumerate(notebook["cells"], 1):
+        if not _cell_is_well_formed(cell):
+            raise NotebookError(Msg("notebook-bad-cell", name=name, cell=number))
     return notebook
+
+
+def _cell_is_well_formed(cell: Any) -> bool:
+    """A cell as nbformat writes it, in what this module reads: a dict with a string
+    ``cell_type``, ``source`` a string or a list of strings, ``metadata`` a dict whose
+    ``attn_grade`` entry, if any, is a dict naming its ``file`` with a string."""
+    if not isinstance(cell, dict) or not isinstance(cell.get("cell_type"), str):
+        return False
+    source = cell.get("source", "")
+    if not (isinstance(source, str) or (isinstance(source, list)
+                                        and all(isinstance(line, str) for line in source))):
+        return False
+    meta = cell.get("metadata", {})
+    if not isinstance(meta, dict):
+        return False
+    tag = meta.get(META_KEY, {})
+    return isinstance(tag, dict) and isinstance(tag.get("file", ""), str)
 
 
 def _source(cell):
     source = cell.get("source", "")
-    return "".join(source) if isinstance(source, list) else str(source)
+    return "".join(source) if isinstance(source, list) else source
 
 
 def code_cells(notebook: dict[str, Any]) -> list[tuple[int, str | None, str]]:
@@ -72,10 +100,8 @@ def code_cells(notebook: dict[str, Any]) -> list[tuple[int, str | None, str]]:
             continue
         code = "\n".join("" if KERNEL_ONLY.match(line) else line
                          for line in text.split("\n"))
-        meta = cell.get("metadata") or {}
-        tag = meta.get(META_KEY) if isinstance(meta, dict) else None
-        file = tag.get("file") if isinstance(tag, dict) else None
-        out.append((number, file if isinstance(file, str) else None, code))
+        file = cell.get("metadata", {}).get(META_KEY, {}).get("file")   # checked by read
+        out.append((number, file, code))
     return out
 
 

@@ -18,13 +18,15 @@ import stat
 from collections.abc import Iterable
 from pathlib import Path
 
+from ..course.limits import STUB_BYTES
 from ..course.spec import Exercise
+from ..files import NotRegular, TooLarge, read_bounded
 from ..judge.msg import Msg
 from ..report.render import render
 
 # folders never searched: the grader and solutions are not the student's work
 SKIPPED_FOLDERS = frozenset({"grader", "solutions", "__pycache__", "__MACOSX"})
-MAX_FILE_BYTES = 1024 ** 2      # a stub file larger than this is refused
+MAX_FILE_BYTES = STUB_BYTES     # a stub file larger than this is refused
 MAX_ENTRIES = 20000             # files and folders looked at in one upload
 
 
@@ -112,18 +114,16 @@ def _copy_data(source, into):
 
 def _read_regular(path, name):
     """The bytes of a regular file, opened without following a link, bounded."""
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
     try:
-        with os.fdopen(os.open(path, flags), "rb") as file:
-            if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
-                raise SubmissionError(Msg("upload-not-regular", name=name))
-            data = file.read(MAX_FILE_BYTES + 1)
+        return read_bounded(path, MAX_FILE_BYTES)
+    except NotRegular:
+        raise SubmissionError(Msg("upload-not-regular", name=name)) from None
+    except TooLarge:
+        raise SubmissionError(Msg("upload-too-large", name=name,
+                                  limit=MAX_FILE_BYTES // 1024)) from None
     except OSError as exc:
         raise SubmissionError(Msg("upload-unreadable", name=name,
                                   code=errno.errorcode.get(exc.errno or 0, "?"))) from None
-    if len(data) > MAX_FILE_BYTES:
-        raise SubmissionError(Msg("upload-too-large", name=name, limit=MAX_FILE_BYTES // 1024))
-    return data
 
 
 def content_hash(folder: str | Path, names: Iterable[str]) -> str:

@@ -3,20 +3,28 @@
 Per set and exercise: the best score, attempts, hints shown, when first
 solved.  It is the student's own record (release and export ignore dot
 folders); nothing graded depends on it, so a damaged file starts afresh
-rather than stopping a run.
+rather than stopping a run.  An upload's copy is hostile input: read through no
+link and no larger than MAX_BYTES, and every entry that is not of the form below
+is dropped (``_valid``); written through no link (``files.write_in``).
 """
 
 import dataclasses
 import datetime
 import json
+import math
 from pathlib import Path
+from typing import Any
 
 from ..course.spec import Exercise, ExerciseSet
-from ..files import write_atomic
+from ..files import read_in, write_in
 from ..judge.results import RunResult
 
 FOLDER = ".attn-grade"
+FILE = "progress.json"
 VERSION = 1
+MAX_BYTES = 1024 ** 2
+MAX_NAME = 100          # characters of a set's or an exercise's id
+MAX_COUNT = 10 ** 6     # attempts, hints
 
 
 @dataclasses.dataclass
@@ -34,21 +42,50 @@ class Record:
         return self.solved_at is not None
 
 
+def _count(value: Any) -> bool:
+    return type(value) is int and 0 <= value <= MAX_COUNT
+
+
+def _score(value: Any) -> bool:
+    return type(value) in (int, float) and math.isfinite(value) and 0 <= value <= MAX_COUNT
+
+
+FIELDS = {"best": _score, "max_score": _score, "attempts": _count, "hints": _count,
+          "solved_at": lambda v: v is None or (type(v) is str and len(v) <= 40)}
+
+
+def _name(value: Any) -> bool:
+    return type(value) is str and 0 < len(value) <= MAX_NAME
+
+
+def _valid(data: Any) -> dict[str, Any]:
+    """What of ``data`` is a progress file: each set and exercise by a plain name, each
+    record's fields of their own types and ranges; the rest is dropped."""
+    sets: dict[str, Any] = {}
+    if isinstance(data, dict) and data.get("version") == VERSION \
+            and isinstance(data.get("sets"), dict):
+        for set_id, exercises in data["sets"].items():
+            if not _name(set_id) or not isinstance(exercises, dict):
+                continue
+            sets[set_id] = {
+                ex_id: {k: v for k, v in record.items() if k in FIELDS and FIELDS[k](v)}
+                for ex_id, record in exercises.items()
+                if _name(ex_id) and isinstance(record, dict)}
+    return {"version": VERSION, "sets": sets}
+
+
 class Progress:
     """The progress file of one submission folder."""
 
     def __init__(self, folder):
-        self.path = Path(folder) / FOLDER / "progress.json"
+        self.folder = Path(folder)
         self.data = self._load()
 
     def _load(self):
         try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return {"version": VERSION, "sets": {}}
-        if not isinstance(data, dict) or data.get("version") != VERSION:
-            return {"version": VERSION, "sets": {}}
-        return data
+            return _valid(json.loads(read_in(self.folder, FILE, MAX_BYTES, own=FOLDER)))
+        except (OSError, ValueError, RecursionError):   # a link, too large, not JSON
+            return _valid(None)
 
     def record(self, set_id: str, exercise_id: str) -> Record:
         raw = self.data["sets"].get(set_id, {}).get(exercise_id, {})
@@ -82,9 +119,8 @@ class Progress:
 
     def save(self) -> None:
         try:
-            self.path.parent.mkdir(exist_ok=True)
-            write_atomic(self.path, json.dumps(self.data, indent=2))
-        except OSError:   # a read-only folder: progress is a convenience, not a result
+            write_in(self.folder, FILE, json.dumps(self.data, indent=2).encode(), own=FOLDER)
+        except OSError:   # a read-only folder, a link planted: progress is a convenience
             pass
 
 

@@ -15,8 +15,10 @@ from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
+from ..course.limits import STUB_BYTES
 from ..course.spec import Check, Exercise, ExerciseSet
 from ..course.units import UnitError, parse_bytes
+from ..files import read_in, write_in
 from ..judge.check import judge
 from ..judge.msg import Msg
 from ..judge.results import CheckResult
@@ -96,8 +98,9 @@ def judge_answer(question: Question, answer: Any) -> CheckResult:
 
 
 def record(stub_path: Path, function: str, answer: Any) -> None:
-    """Write ``return <answer>`` as the body of ``function`` in the stub, docstring kept."""
-    source = stub_path.read_text(encoding="utf-8")
+    """Write ``return <answer>`` as the body of ``function`` in the stub, docstring kept
+    (read and written through no link: the folder may hold anything)."""
+    source = read_in(stub_path.parent, stub_path.name, STUB_BYTES).decode("utf-8")
     tree = ast.parse(source)
     node = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == function)
     body = node.body
@@ -112,7 +115,7 @@ def record(stub_path: Path, function: str, answer: Any) -> None:
     new = [f"{indent}return {value!r}" if not isinstance(answer, set)
            else f"{indent}return set({value!r})"]
     lines[start:end] = new
-    stub_path.write_text("\n".join(lines), encoding="utf-8")
+    write_in(stub_path.parent, stub_path.name, "\n".join(lines).encode("utf-8"))
 
 
 def prompt_lines(question: Question, number: int, total: int, lang: str) -> list[str]:
