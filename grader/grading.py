@@ -17,7 +17,7 @@ from .course import cache, units
 from .course.limits import Limits
 from .course.spec import Course, Exercise, ExerciseSet
 from .judge import hidden_tests as pytest_checks
-from .judge.check import check_fields, judge_bounded, load_lines
+from .judge.check import EXERCISE_SECONDS, check_fields, judge_bounded, load_lines
 from .judge.msg import Msg
 from .judge.points import resolve_points
 from .judge.results import CheckResult, ExerciseResult, RunResult
@@ -142,6 +142,8 @@ def grade_set(exercise_set: ExerciseSet, submission: str | Path, level: str,
                         tuple(sorted({m for e in exercises for m in e.child_modules})),
                         light=any(not e.child_modules for e in exercises))
         budget = max((p.limits.time for p in processes.values()), default=0) + JUDGE_MARGIN
+        # each exercise's trusted time on its answers, its hidden tests' and its judging
+        allowance = {e.id: EXERCISE_SECONDS for e in exercises}
         # those whose children import only numpy first (their template is ready first,
         # see RunFolder.warm); then those without hidden tests: the session collects
         order = sorted(exercises, key=lambda e: (bool(e.child_modules),
@@ -154,7 +156,8 @@ def grade_set(exercise_set: ExerciseSet, submission: str | Path, level: str,
             session = pytest_checks.Session(
                 [_with_limits(e, processes[e.id].limits) for e in order], processes, budget,
                 None if warm.replays is None else
-                warm.replays.setdefault(exercise_set.solutions_dir, pytest_checks.Replays()))
+                warm.replays.setdefault(exercise_set.solutions_dir, pytest_checks.Replays()),
+                allowance)
         pending: list = []   # every exercise's answers, judged in one fork below
         previous = None
         for exercise in order:   # one student process alive at a time
@@ -168,7 +171,7 @@ def grade_set(exercise_set: ExerciseSet, submission: str | Path, level: str,
         hidden = session.finish() if session is not None else []
         if stored is not None:
             stored.save()
-        _judge(pending, graded, budget, warm.judged)
+        _judge(pending, graded, budget, warm.judged, allowance)
         for exercise in exercises:
             graded[exercise.id] = _with_hidden_proof(graded[exercise.id])
         for exercise, result, points in hidden:
@@ -227,13 +230,15 @@ def _distinct_calls(checks):
     return calls, slot_of
 
 
-def _judge(pending, graded, budget, memo=None):
+def _judge(pending, graded, budget, memo=None, allowance=None):
     """Judge every pending answer in one bounded fork (a fork per exercise cost more
     than the judging); each check has ``budget`` seconds (the longest call time
-    limit plus a margin).  ``memo``: answers judged by earlier gradings."""
+    limit plus a margin) at most, and what its exercise's ``allowance`` has left
+    (``check.judge_bounded``).  ``memo``: answers judged by earlier gradings."""
     if any(_names_units(job) for _, _, job in pending):
         units.preload()   # here, once per process, not in every judging fork
-    for index, result in judge_bounded([job for _, _, job in pending], budget, memo):
+    for index, result in judge_bounded([job for _, _, job in pending], budget, memo,
+                                       allowance):
         ex_id, slot, _ = pending[index]
         graded[ex_id][slot] = (result, graded[ex_id][slot][1])
 

@@ -195,17 +195,17 @@ def judgings(monkeypatch):
     given = []
     real, here = check._judged, check.judge_safely
 
-    def counted(jobs, budget):
+    def counted(jobs, budget, *rest):
         given[-1] += len(jobs)
-        return real(jobs, budget)
+        return real(jobs, budget, *rest)
 
     def judged_here(*job):
         given[-1] += 1
         return here(*job)
 
-    def bounded(jobs, budget, memo=None):
+    def bounded(jobs, budget, memo=None, *rest):
         given.append(0)
-        return real_bounded(jobs, budget, memo)
+        return real_bounded(jobs, budget, memo, *rest)
 
     real_bounded = check.judge_bounded
     monkeypatch.setattr(check, "_judged", counted)

@@ -316,3 +316,55 @@ def test_a_starved_trusted_fork_is_not_an_overrun_and_a_busy_one_is():
     with pytest.raises(bounded.Overrun, match="timeout"):
         list(bounded.events(_spins, 0.3))
     assert time.monotonic() - start < 2
+
+
+SLOW_ELEMENTS = '''
+import sympy as S
+
+# each element evaluates in about a second, under the per-element limit
+SLOW = S.sin(S.Pow(S.Integer(10), S.Integer(160000), evaluate=False), evaluate=False)
+
+
+def softmax(logits, T=1.0):
+    return [SLOW] * len(logits)
+
+
+def greedy(logits):
+    return SLOW
+'''
+REPORTS_WITHIN = 60   # seconds: one such answer must not hold a whole set's grading longer
+
+
+def test_answers_slow_to_read_cost_their_own_exercise_a_bounded_time(submission):
+    """Arrays whose every element takes just under the per-element limit to evaluate,
+    judged again for every known wrong version: each answer has one deadline in all,
+    and its exercise one allowance; the set's other exercises keep their marks."""
+    from conftest import DAY3_MAX, FULL_DAY3
+
+    folder = submission(SET, temperature=SLOW_ELEMENTS)
+    proc = run_cli(SET, "--submission", folder, "--json", "--lang", "en",
+                   timeout=REPORTS_WITHIN)
+    assert proc.returncode == 1, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["score"] == pytest.approx(DAY3_MAX - FULL_DAY3["temperature"])
+    said = " ".join(t["output"] for t in checks_of(doc, "temperature"))
+    assert "in all, so this one was not checked" in said
+
+
+def test_a_deadline_ends_every_time_limit_inside_it():
+    """An answer's elements each get their own limit, but none outlives the answer's:
+    the first is cut at the deadline, every later one fails before it starts."""
+    from grader.judge import timelimit
+
+    started = failed = 0
+    with timelimit.deadline(0.2):
+        for _ in range(20):
+            try:
+                with timelimit.time_limit(2.0):
+                    started += 1
+                    while True:
+                        pass
+            except timelimit.TimeLimitExceeded:
+                failed += 1   # as sympy_to_float does: this element is unreadable; next
+        assert timelimit.expired()
+    assert (started, failed) == (1, 20) and not timelimit.expired()

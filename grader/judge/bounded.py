@@ -73,8 +73,11 @@ class Fork:
         os.close(up_write)
         os.close(down_read)
         self._up: int | None = up_read
+        # the seconds the fork has for its next event: its reader may change it as it
+        # goes (a hidden test of an exercise with less trusted time left)
+        self.budget = budget
         self._replies = os.fdopen(down_write, "w", encoding="utf-8")
-        self._events = _read_events(up_read, budget, self._replies, self.pid)
+        self._events = _read_events(up_read, lambda: self.budget, self._replies, self.pid)
 
     def __iter__(self) -> "Fork":
         return self
@@ -165,8 +168,9 @@ def _cap_memory():   # pragma: no cover - runs in the fork
 
 
 def _read_events(fd, budget, replies, pid):
+    """The fork's events; ``budget()``: the seconds it has for the next one."""
     buffer = b""
-    clock = _Clock(pid, budget)
+    clock = _Clock(pid, budget())
     while True:
         newline = buffer.find(b"\n")
         if newline >= 0:
@@ -177,7 +181,7 @@ def _read_events(fd, budget, replies, pid):
             if "crash" in event:
                 raise Overrun("crash", str(event["crash"]))
             yield Event(event, replies)
-            clock = _Clock(pid, budget)
+            clock = _Clock(pid, budget())
             continue
         if len(buffer) > MAX_EVENT_BYTES:
             raise Overrun("event too large")
@@ -204,19 +208,19 @@ class _Clock:
     def __init__(self, pid, budget):
         self.pid, self.budget = pid, budget
         self.start = time.monotonic()
-        self.cpu = _cpu_seconds(pid)
+        self.cpu = cpu_seconds(pid)
 
     def remaining(self) -> float:
         elapsed = time.monotonic() - self.start
         if elapsed < self.budget:
             return self.budget - elapsed
-        cpu = _cpu_seconds(self.pid)
+        cpu = cpu_seconds(self.pid)
         if self.cpu is None or cpu is None or elapsed >= self.budget * STARVED_FACTOR:
             return 0.0
         return max(0.0, min(self.budget - (cpu - self.cpu), 0.25))
 
 
-def _cpu_seconds(pid):
+def cpu_seconds(pid):
     """User and system CPU seconds of a live process, None where /proc cannot tell."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as f:

@@ -5,6 +5,7 @@ a failed answer is matched against the exercise's known wrong answers.
 """
 
 import builtins
+import time
 from collections.abc import Iterator, Sequence
 from fractions import Fraction
 from typing import Any
@@ -16,7 +17,7 @@ from ..course.spec import Check, Exercise, Misconception, Text
 from ..course.units import UnitError, parse_bytes, written_precision
 from ..run.outcome import ANSWER_STREAM, FOLDER_TAMPERED, REQUESTS_UNREAD, CallOutcome
 from ..wire import materialized
-from . import bounded
+from . import bounded, timelimit
 from . import compare as cmp
 from .msg import Msg
 from .results import CheckResult, misconception_line, outcome_from_plain, outcome_to_plain
@@ -130,15 +131,26 @@ def pick(value: Any, key: Any) -> Any:
                                 want=f"tuple or dict with item {key!r}"))
 
 
-def judge_bounded(jobs: Sequence[tuple], budget: float,
-                  memo: dict | None = None) -> Iterator[tuple[int, CheckResult]]:
+# Trusted time on a student's answers (on top of the calls' own limits): one answer's
+# judging, all its conversions and wrong-version comparisons together; and all of one
+# exercise's judging and hidden tests in a run.  A correct answer takes milliseconds;
+# an answer crafted to be slow to read costs its own exercise these seconds at most.
+ANSWER_SECONDS = 5.0
+EXERCISE_SECONDS = 10.0
+
+
+def judge_bounded(jobs: Sequence[tuple], budget: float, memo: dict | None = None,
+                  allowance: dict[str, float] | None = None
+                  ) -> Iterator[tuple[int, CheckResult]]:
     """(index, CheckResult) for each ``judge`` argument tuple in ``jobs``.
 
-    The judging runs in a fork (see ``bounded``); a check whose judging
-    overruns ``budget`` seconds, or kills the fork, fails on its own and the
-    rest are judged in a new fork.  ``memo`` (a process that grades many times):
-    judged answers by ``memo_key``; an answer judged before is not judged again.
+    The judging runs in a fork (see ``bounded``); an answer has ANSWER_SECONDS, and
+    its exercise's remaining ``allowance`` (seconds by exercise id, spent here) in all;
+    a check whose judging overruns, or kills the fork, fails on its own and the rest
+    are judged in a new fork.  ``memo`` (a process that grades many times): judged
+    answers by ``memo_key``; an answer judged before is not judged again.
     """
+    allowance = {} if allowance is None else allowance
     kept: dict = {} if memo is None else memo
     keys = [memo_key(*job[:3]) if memo is not None else None for job in jobs]
     todo = []
@@ -152,7 +164,7 @@ def judge_bounded(jobs: Sequence[tuple], budget: float,
             yield i, outcome_from_plain(plain, **check_fields(*job[:2]))
         else:
             todo.append(i)
-    for n, result, plain in _judged([jobs[i] for i in todo], budget):
+    for n, result, plain in _judged([jobs[i] for i in todo], budget, allowance):
         if keys[todo[n]] is not None and plain is not None:
             kept[keys[todo[n]]] = plain
         yield todo[n], result
@@ -223,35 +235,75 @@ def memo_key(check: Check, exercise: Exercise, outcome: CallOutcome) -> tuple | 
             outcome.output_dropped)
 
 
-def _judged(jobs, budget):
-    """(index, CheckResult, its plain form or None for an overrun) for each job."""
+def _judged(jobs, budget, allowance):
+    """(index, CheckResult, its plain form, or None for one not to keep: an overrun) for
+    each job; ``allowance`` is spent as the fork reports each answer's seconds."""
     if not bounded.can_fork():
         for i, job in enumerate(jobs):
-            result = judge_safely(*job)
-            yield i, result, outcome_to_plain(result)
+            result, _, finished = judge_in_time(job, allowance)
+            yield i, result, outcome_to_plain(result) if finished else None
         return
     start = 0
     while start < len(jobs):
         def work(channel, first=start):
             for i in range(first, len(jobs)):
-                channel.emit({"i": i, "result": outcome_to_plain(judge_safely(*jobs[i]))})
+                result, spent, finished = judge_in_time(jobs[i], allowance)
+                channel.emit({"i": i, "result": outcome_to_plain(result), "spent": spent,
+                              "finished": finished})
 
         try:
             for event in bounded.events(work, budget):
-                index = event.get("i")
-                if type(index) is not int or not start <= index < len(jobs):
+                index, spent = event.get("i"), event.get("spent")
+                if type(index) is not int or not start <= index < len(jobs) \
+                        or type(spent) is not float:
                     raise bounded.Overrun("unreadable event")
-                fields = check_fields(*jobs[index][:2])
+                check, exercise = jobs[index][:2]
+                allowance[exercise.id] = _left(allowance, exercise) - spent
                 plain = event.get("result", {})
-                yield index, outcome_from_plain(plain, **fields), plain
+                yield index, outcome_from_plain(plain, **check_fields(check, exercise)), \
+                    plain if event.get("finished") is True else None
                 start = index + 1
         except bounded.Overrun as exc:
             check, exercise = jobs[start][:2]
+            allowance[exercise.id] = _left(allowance, exercise) - budget
             reason = Msg("judge-timeout", seconds=budget) if exc.why == "timeout" else \
                 Msg("unjudgeable")
             yield start, CheckResult(passed=False, lines=(reason,), answered=True,
                                      **check_fields(check, exercise)), None
             start += 1
+
+
+def _left(allowance: dict[str, float], exercise: Exercise) -> float:
+    return allowance.get(exercise.id, EXERCISE_SECONDS)
+
+
+def judge_in_time(job: tuple, allowance: dict[str, float]) -> tuple[CheckResult, float, bool]:
+    """(``judge_safely``'s result, the seconds it took, whether it finished in time): an
+    answer has ANSWER_SECONDS, or what is left of its exercise's allowance if less;
+    one that takes longer fails (judge-timeout), and once its exercise's allowance is
+    spent its answers fail unread (judge-allowance)."""
+    check, exercise = job[:2]
+    left = _left(allowance, exercise)
+    over = CheckResult(passed=False, answered=True, **check_fields(check, exercise),
+                       lines=(Msg("judge-allowance", seconds=f"{EXERCISE_SECONDS:g}"),))
+    if left <= 0:
+        return over, 0.0, False
+    seconds = min(ANSWER_SECONDS, left)
+    start = time.monotonic()
+    result = None
+    try:
+        with timelimit.deadline(seconds):
+            result = judge_safely(*job)
+    except timelimit.TimeLimitExceeded:
+        pass
+    spent = time.monotonic() - start
+    allowance[exercise.id] = left - spent
+    if result is None or spent >= seconds:
+        if seconds < ANSWER_SECONDS:   # cut short by what its exercise had left
+            return over, spent, False
+        return CheckResult(passed=False, answered=True, **check_fields(check, exercise),
+                           lines=(Msg("judge-timeout", seconds=f"{seconds:g}"),)), spent, False
+    return result, spent, True
 
 
 def judge_safely(check: Check, exercise: Exercise, outcome: CallOutcome, expected: Any,

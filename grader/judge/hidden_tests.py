@@ -28,7 +28,7 @@ from ..errors import CourseError
 from ..run.outcome import CallOutcome, Crash, Status
 from ..run.references import Reference
 from ..run.student import Request, StudentProcess, wire_request
-from . import bounded
+from . import bounded, check
 from .check import load_lines, outcome_lines
 from .compare import same_answer
 from .msg import Msg
@@ -287,12 +287,18 @@ class Session:
     call the child that exercise's YAML checks just used instead of a new one;
     ``finish()`` runs the rest and returns (exercise, CheckResult, points) in
     the session's order.  ``budget``: seconds of trusted work a test may take
-    besides its calls into the student's process.  A test that overruns fails
-    alone; the tests after it run in a new fork.
+    besides its calls into the student's process; ``allowance``: the seconds of
+    trusted work each exercise has left in the run (by id, spent here: the fork's CPU
+    during each test), no test having more.  A test that overruns fails alone; the
+    tests after it run in a new fork, but those of an exercise with no time left fail
+    unrun (judge-allowance).
     """
 
     def __init__(self, exercises: Sequence[Exercise], processes: Mapping[str, StudentProcess],
-                 budget: float, replays: "Replays | None" = None):
+                 budget: float, replays: "Replays | None" = None,
+                 allowance: dict[str, float] | None = None):
+        self.allowance = {} if allowance is None else allowance
+        self._cpu_at_start: float | None = None
         self.by_file = {t.resolve(): ex for ex in exercises for t in ex.test_files}
         self.by_id = {ex.id: ex for ex in exercises}
         self.processes, self.budget = processes, budget
@@ -316,7 +322,23 @@ class Session:
 
     def _start(self, only):
         self.whole = only is None
+        if only is not None:   # an exercise with no trusted time left: its tests fail unrun
+            for nodeid in only:
+                exercise = self.exercise_of(nodeid)
+                if self._left(exercise) <= 0:
+                    self.done[nodeid] = _overrun_event(nodeid, exercise, check.EXERCISE_SECONDS,
+                                                       "allowance")
+            only = [nodeid for nodeid in only if nodeid not in self.done]
+            if not only:
+                return
         self.fork = bounded.Fork(functools.partial(_session, self.by_file, only), self.budget)
+
+    def _left(self, exercise: Exercise) -> float:
+        return self.allowance.get(exercise.id, check.EXERCISE_SECONDS)
+
+    def _spend(self, nodeid: str, seconds: float) -> None:
+        exercise = self.exercise_of(nodeid)
+        self.allowance[exercise.id] = self._left(exercise) - seconds
 
     def exercise_of(self, nodeid: str) -> Exercise:
         file = nodeid.split("::")[0]
@@ -396,7 +418,15 @@ class Session:
         if "start" in event:
             self.started = self.held = str(event["start"])
             self.steps = []
+            # no more trusted time for the test than its exercise has left
+            self.fork.budget = max(0.0, min(self.budget, self._left(self.exercise_of(
+                self.started))))
+            self._cpu_at_start = bounded.cpu_seconds(self.fork.pid)
         if "test" in event:
+            cpu = bounded.cpu_seconds(self.fork.pid)
+            if cpu is not None and self._cpu_at_start is not None:
+                self._spend(str(event["test"]), cpu - self._cpu_at_start)
+            self.fork.budget, self._cpu_at_start = self.budget, None
             self.done[event["test"]] = event
             if self.replays is not None and event["test"] == self.started and self.whole:
                 self.replays.record(event, self.exercise_of(event["test"]), self.steps)
@@ -419,8 +449,11 @@ class Session:
         if started is None or started in self.done:
             raise CourseError(f"the hidden tests stopped before running ({exc.why})",
                               next(iter(self.by_file))) from None
-        self.done[started] = _overrun_event(started, self.exercise_of(started), self.budget,
-                                            exc.why)
+        spent = max(0.0, min(self.budget, self._left(self.exercise_of(started))))
+        self._spend(started, spent)
+        self.done[started] = _overrun_event(started, self.exercise_of(started),
+                                            spent if spent > 0 else check.EXERCISE_SECONDS,
+                                            "timeout" if spent > 0 else "allowance")
         self.held, self.answered = None, []
         for process in self.processes.values():
             process.close(wait=True)   # the overrun may have left one mid-call
@@ -469,7 +502,9 @@ def _course_error(data):
 
 
 def _overrun_event(nodeid, exercise, budget, why):
-    msg = Msg("judge-timeout", seconds=budget) if why == "timeout" else Msg("unjudgeable")
+    msg = Msg("judge-timeout", seconds=f"{budget:g}") if why == "timeout" else \
+        Msg("judge-allowance", seconds=f"{budget:g}") if why == "allowance" else \
+        Msg("unjudgeable")
     result = CheckResult(exercise=exercise.id, file=exercise.file, check="", visibility="hidden",
                          passed=False, max_score=0.0, lines=(msg,), answered=True)
     return {"test": nodeid, "exercise": exercise.id, "name": nodeid.split("::")[-1],
