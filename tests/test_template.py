@@ -6,7 +6,9 @@ same attacks through the CLI in bubblewrap.
 
 import contextlib
 import os
+import sys
 import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -308,9 +310,14 @@ def test_a_template_from_the_zygote_is_a_sandbox_like_any_other(zygote, tmp_path
         assert seen["uid"] == seen["euid"] == folder.plan.identity.uid
         assert seen["caps"] == {"CapPrm": 0, "CapEff": 0, "CapAmb": 0, "CapInh": 0}
         assert seen["no_new_privs"] == 1
-        assert "home" not in seen["root"] and "work" not in seen["root"]   # not the host's /
-        assert not (set(os.listdir("/")) - {"tmp", "usr", "bin", "lib", "lib64", "sbin", "dev",
-                                            "proc", "etc", "root"}) & set(seen["root"])
+        # not the host's /: its folders only where Python lives (a venv under /opt or
+        # /home binds that folder's path, read-only)
+        python_tops = {Path(os.path.realpath(p)).parts[1]
+                       for p in (sys.prefix, sys.base_prefix, *sandbox.library_paths())}
+        allowed = {"tmp", "usr", "bin", "lib", "lib64", "sbin", "dev", "proc", "etc", "root",
+                   *python_tops}
+        assert not ({"home", "work"} - python_tops) & set(seen["root"])
+        assert not (set(os.listdir("/")) - allowed) & set(seen["root"])
         assert len(seen["seen"]) < 8   # the sandbox's few processes, not the machine's
         outside = [t for t in seen["fds"].values() if t.startswith("/") and not t.startswith(
             (str(folder.root), "/dev/null"))]
