@@ -342,7 +342,7 @@ def keys_for(item):
 
 def process_level_python():
     """As root, the process level needs a Python its own uid can reach: not one in /root."""
-    if os.geteuid() == 0 and sandbox._blocking_folder(sys.executable):
+    if os.geteuid() == 0 and not sandbox.python_reachable():
         return system_venv()
     return None
 

