@@ -16,6 +16,7 @@ from typing import Any, NoReturn
 import click
 
 from . import __version__
+from .course import draws
 from .course import loader as spec_loader
 from .course.limits import parse_size
 from .course.spec import LANGUAGES
@@ -290,8 +291,8 @@ def grade(set_id: str, submission: str | None, upload: str | None, as_json: bool
             folder, problem = _submission_folder(exercise_set, selected, submission, upload,
                                                  tmp, lang)
             if problem is None:
-                run = grade_set(exercise_set, folder, level, limits, set(exercises) or None,
-                                required, student, warm=warm)
+                run = grade_set(draws.drawn(exercise_set, folder), folder, level, limits,
+                                set(exercises) or None, required, student, warm=warm)
     finally:
         if early is not None:
             early.close()
@@ -572,14 +573,16 @@ def dev() -> None:
 @COURSE_OPTION
 @click.option("--isolation", type=click.Choice(sandbox.LEVELS), default=None,
               help="How student code is isolated (default: the strongest available).")
-@click.option("--seeds", type=click.IntRange(1, 20), default=3, show_default=True,
-              help="Input seeds the reference solutions must pass on.")
+@click.option("--seeds", type=click.IntRange(draws.DRAWS, 20), default=draws.DRAWS,
+              show_default=True,
+              help="Draws of the hidden checks' inputs the reference solutions must pass "
+                   f"on (at least the {draws.DRAWS} a submission can be graded on).")
 @click.option("--exercise", "exercises", multiple=True, metavar="ID",
               help="Grade only this exercise (repeatable); files are still all checked.")
 def dev_check(set_ids: tuple[str, ...], course_dir: str | None, isolation: str | None,
               seeds: int, exercises: tuple[str, ...]) -> None:
     """Prove a course's checks: valid YAML, no stray files, every stub fails,
-    every reference passes on several seeds, every registered wrong version is
+    every reference passes on every draw of the hidden inputs, every registered wrong version is
     caught and tagged, stand-ins that do nothing (zeros, a constant, the first
     argument, a table of the visible answers) score nothing. Exits 1 with a list
     of what to fix."""
@@ -596,8 +599,8 @@ def dev_check(set_ids: tuple[str, ...], course_dir: str | None, isolation: str |
     if problems:
         click.echo(f"dev check: {len(problems)} problem(s) to fix in {sets}")
         sys.exit(ExitCode.FAILED)
-    click.echo(f"dev check: {sets} OK (stubs fail, references pass on {seeds} seed(s), "
-               "every wrong version is caught, doing nothing scores nothing)")
+    click.echo(f"dev check: {sets} OK (stubs fail, references pass on {seeds} draws of the "
+               "hidden inputs, every wrong version is caught, doing nothing scores nothing)")
 
 
 @main.command("new")

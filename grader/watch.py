@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from .course import draws
 from .course.spec import Exercise, ExerciseSet
 from .grading import Warm, grade_set
 from .judge.msg import Msg
@@ -88,8 +89,8 @@ def watch(exercise_set: ExerciseSet, folder: Path, level: str, lang: str,
             for ex_id in changed(before, after):
                 if after[ex_id] is None:
                     continue
-                run = grade_set(exercise_set, folder, level, only={ex_id}, student=student,
-                                warm=warm)
+                run = grade_set(draws.drawn(exercise_set, folder, {ex_id}), folder, level,
+                                only={ex_id}, student=student, warm=warm)
                 progress.graded(run)
                 progress.save()
                 lines = screen(exercise_set, run.exercises[0], progress, lang)

@@ -51,7 +51,7 @@ def key(course_root: Path, set_id: str, seed_offset: int) -> str:
     """The hash that names the cache entry of one loaded set."""
     asked = (str(course_root), set_id, seed_offset)
     files = [path for top in (course_root / "exercises" / set_id,
-                              course_root / "solutions" / set_id) for path in _files(top)]
+                              course_root / "solutions" / set_id) for path in set_files(top)]
     stamps = _stamps(files)
     known = _KEYS.get(asked)
     if stamps is not None and known is not None and known[0] == stamps:
@@ -110,7 +110,7 @@ def answers_key(course_root: Path, set_id: str) -> str | None:
     digest = hashlib.sha256(key(course_root, set_id, 0).encode())
     caller = Path(__file__).parents[1] / "run" / "references.py"
     digest.update(hashlib.sha256(caller.read_bytes()).digest())
-    for path in _files(course_root / "solutions" / set_id):
+    for path in set_files(course_root / "solutions" / set_id):
         if path.endswith(".py"):
             digest.update(os.path.basename(path).encode() + b"\0"
                           + hashlib.sha256(Path(path).read_bytes()).digest())
@@ -122,7 +122,7 @@ def answers_key(course_root: Path, set_id: str) -> str | None:
     return "answers-" + digest.hexdigest()
 
 
-def _files(top: Path) -> list[str]:
+def set_files(top: Path) -> list[str]:
     """The set's files under ``top``, in a fixed order (paths as strings: a worker
     walks them twice a student)."""
     found = []

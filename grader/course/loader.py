@@ -94,7 +94,9 @@ def _load_exercise(path, set_id, sol_dir, seed_offset):
         raise CourseError(f"the stub {file} is missing from {path.parent}", path,
                           hint="create the stub file or fix 'file'")
     functions = tuple(raw["functions"])
-    checks = [_check(c, functions, "visible", path, seed_offset) for c in raw["checks"]]
+    # a seed offset draws the hidden checks' inputs only (see draws): what a student is
+    # shown, visible checks and their own numbers, is the same in every draw
+    checks = [_check(c, functions, "visible", path, 0) for c in raw["checks"]]
     hidden_path = sol_dir / (raw["id"] + HIDDEN_SUFFIX)
     if hidden_path.is_file():
         hidden = _validated(hidden_path, formats.HIDDEN)
@@ -112,7 +114,7 @@ def _load_exercise(path, set_id, sol_dir, seed_offset):
         hints=tuple(Text(**h) for h in raw["hints"]), misconceptions=misconceptions,
         checks=tuple(checks), spec_path=path, solution_path=sol_dir / file, test_files=tests,
         submission_points=raw.get("submission_points"),
-        variants=tuple(inputs.build(v, path, seed_offset) for v in raw["variants"]),
+        variants=tuple(inputs.build(v, path) for v in raw["variants"]),
         seed=seed_offset)
 
 

@@ -20,6 +20,7 @@ from collections.abc import Collection, Sequence
 from pathlib import Path
 
 from ..course import loader as spec_loader
+from ..course.draws import DRAWS
 from ..course.spec import Course, ExerciseSet
 from ..errors import CourseError
 from ..grading import Warm, grade_set
@@ -29,7 +30,7 @@ from ..run.student import open_run_folder
 from . import standins
 from .standins import COURSE_ONLY
 
-SEEDS = (0, 1, 2)
+SEEDS = tuple(range(DRAWS))   # every draw a submission's hidden inputs can come from
 CLOSE_MARGIN = 0.5
 
 
