@@ -55,8 +55,10 @@ def pick(secret: bytes, data: bytes) -> int:
 
 
 def _file_bytes(path: Path) -> bytes:
-    """The file's bytes; a file that cannot be read (a link, too large, missing) is drawn
-    by a marker of that: grading says what is wrong with it."""
+    """The file's bytes; a file that cannot be read here (a link, too large, missing) is
+    drawn by a marker of that.  An upload refuses such a file before grading, but a
+    folder graded in place (--submission, watch) still grades a link's target: its draw
+    is then fixed (left open, see the issue 28 note)."""
     try:
         return b"file\0" + read_bounded(path, STUB_BYTES)
     except OSError as exc:
