@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from grader.course.formats import COMPARE_KINDS
 from grader.report import messages as feedback
 
 GRADER = Path(feedback.__file__).parents[1]
@@ -70,8 +71,17 @@ def test_every_unit_error_has_its_message():
     assert _unit_error_codes() <= set(feedback.catalogue("en"))
 
 
+def _want_codes():
+    """``want-WORD``: what a check wants, for each compare kind and each ``want="WORD"``."""
+    pattern = re.compile(r'want="([a-z]+)"|PLAIN_VALUE = "([a-z]+)"')
+    words = {a or b for path in GRADER.rglob("*.py")
+             for a, b in pattern.findall(path.read_text(encoding="utf-8"))}
+    return {f"want-{word}" for word in words | set(COMPARE_KINDS)}
+
+
 def test_no_message_is_dead():
-    dead = set(feedback.catalogue("en")) - _codes_in_source() - _unit_error_codes()
+    dead = (set(feedback.catalogue("en")) - _codes_in_source() - _unit_error_codes()
+            - _want_codes())
     assert not dead, f"catalogue entries nothing uses: {sorted(dead)}"
 
 
@@ -84,7 +94,8 @@ def test_a_missing_message_fails_here_not_in_a_students_run(tmp_path):
 
 # words that stay Latin in Chinese text: code, identifiers, units, names of things
 ALLOWED_LATIN = {"NaN", "sympy", "NotImplementedError", "exit", "B", "KB", "MB", "GB", "KiB",
-                 "MiB", "GiB", "CPU", "softmax", "attn", "grade", "hint", "show", "inf", "Ctrl"}
+                 "MiB", "GiB", "CPU", "softmax", "attn", "grade", "hint", "show", "inf", "Ctrl",
+                 "ndarray"}
 
 
 def test_chinese_messages_have_no_english_words():

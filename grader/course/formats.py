@@ -31,33 +31,49 @@ from .schema import (
     did_you_mean,
 )
 
+# how the quiz reads a typed answer: an option's number, several, a number, a size
+QUIZ_READINGS = ("choice", "choices", "bool", "number", "size")
+
 
 class CompareKind:
-    """One compare kind: its tolerance parameters and one line of documentation.
+    """The course side of one compare kind: its tolerance parameters, one line of
+    documentation, what a failed code check of it may show by default (``reveal``:
+    "answer" or "diagnosis"; an answer typed in shows a diagnosis whatever the kind)
+    and how the quiz reads a typed answer of it (``quiz``: one of QUIZ_READINGS, or
+    None: not asked in the quiz).
 
-    The kinds are declared here once; ``judge.compare.COMPARATORS`` implements each,
-    ``report.messages.KIND_WORDS`` names what it wants, the README documents it, and
-    ``tests/test_registries.py`` fails when any of them is missing.
+    The judge's half is the ``judge.verdict.Comparison`` subclass of that kind; the
+    catalogue words its tolerance (``tol-*``) and what it wants (``want-KIND``); the
+    README documents it.  ``tests/test_registries.py`` fails on any piece left out.
     """
 
-    def __init__(self, doc, **params):
-        self.doc, self.params = doc, params
+    def __init__(self, doc: str, *, reveal: str, quiz: str | None, **params: Type) -> None:
+        if reveal not in ("answer", "diagnosis") or quiz not in (*QUIZ_READINGS, None):
+            raise ValueError(f"CompareKind: reveal {reveal!r}, quiz {quiz!r}")
+        self.doc, self.reveal, self.quiz, self.params = doc, reveal, quiz, params
 
 
 COMPARE_KINDS = {
     "number": CompareKind("a number within rtol/atol, or to sigfigs significant figures",
+                          reveal="answer", quiz="number",
                           rtol=Number(0), atol=Number(0), sigfigs=Int(1)),
     "array": CompareKind("an array: same shape, then every element within rtol/atol",
+                         reveal="answer", quiz=None,
                          rtol=Number(0), atol=Number(0), nan=Enum("fail", "equal")),
-    "shape": CompareKind("a shape: a tuple of whole numbers"),
-    "exact": CompareKind("exact equality of whole numbers, strings, bools"),
-    "choice": CompareKind("one of the listed options", options=ListOf(AnyValue(), 1)),
-    "set": CompareKind("a collection compared as a set", options=ListOf(AnyValue(), 1)),
+    "shape": CompareKind("a shape: a tuple of whole numbers", reveal="answer", quiz=None),
+    "exact": CompareKind("exact equality of whole numbers, strings, bools",
+                         reveal="answer", quiz="bool"),
+    "choice": CompareKind("one of the listed options", reveal="diagnosis", quiz="choice",
+                          options=ListOf(AnyValue(), 1)),
+    "set": CompareKind("a collection compared as a set", reveal="diagnosis", quiz="choices",
+                       options=ListOf(AnyValue(), 1)),
     "formula": CompareKind("a sympy formula equal to the reference for all symbol values",
+                           reveal="answer", quiz=None,
                            samples=Int(1), timeout=Number(0), rtol=Number(0)),
     "bytes": CompareKind("a byte count, as an int or a string with a unit such as '512 KiB'",
-                         rtol=Number(0)),
-    "dict": CompareKind("a mapping with the same keys, each value compared by 'each'"),
+                         reveal="answer", quiz="size", rtol=Number(0)),
+    "dict": CompareKind("a mapping with the same keys, each value compared by 'each'",
+                        reveal="answer", quiz=None),
 }
 COMPARE_PARAMS = {kind: k.params for kind, k in COMPARE_KINDS.items()}
 COMPARE_DOC = {kind: k.doc for kind, k in COMPARE_KINDS.items()}

@@ -145,10 +145,10 @@ def _check(raw, functions, default_visibility, path, seed_offset):
 
 
 def _default_reveal(raw):
-    """Answers typed in and choices must be worked out: a failure names no answer."""
-    kind = raw["compare"].kind
-    return "diagnosis" if (not raw["args"] and not raw["kwargs"]) or kind in ("choice", "set") \
-        else "answer"
+    """Answers typed in must be worked out: a failure names no answer; a code check
+    shows what its compare kind allows (a choice's or a set's failure names none)."""
+    typed_in = not raw["args"] and not raw["kwargs"]
+    return "diagnosis" if typed_in else formats.COMPARE_KINDS[raw["compare"].kind].reveal
 
 
 def _unique_ids(checks):

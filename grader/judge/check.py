@@ -17,12 +17,13 @@ from ..course.spec import Check, Exercise, Misconception, Text
 from ..course.units import UnitError, parse_bytes, written_precision
 from ..run.outcome import ANSWER_STREAM, FOLDER_TAMPERED, REQUESTS_UNREAD, CallOutcome
 from ..wire import materialized
-from . import bounded, timelimit
+from . import bounded, timelimit, values
 from . import compare as cmp
 from .msg import Msg
 from .results import CheckResult, misconception_line, outcome_from_plain, outcome_to_plain
+from .verdict import NotComparable, Verdict
 
-PLAIN_VALUE = "plain"   # phrased by report.messages.KIND_WORDS
+PLAIN_VALUE = "plain"   # phrased by the catalogue's want-plain
 
 
 def outcome_lines(outcome: CallOutcome, function: str, file: str, limits: Limits,
@@ -127,7 +128,7 @@ def pick(value: Any, key: Any) -> Any:
             and -len(value) <= key < len(value):
         return value[key]
     # a formula is named by its sympy type (Mul, Symbol), not as the Lazy it was read as
-    raise cmp.NotComparable(Msg("got-type", got_type=type(materialized(value)).__name__,
+    raise NotComparable(Msg("got-type", got_type=type(materialized(value)).__name__,
                                 want=f"tuple or dict with item {key!r}"))
 
 
@@ -170,8 +171,6 @@ def judge_bounded(jobs: Sequence[tuple], budget: float, memo: dict | None = None
         yield todo[n], result
 
 
-# comparisons that never read text as a number or a formula, nor call sympy
-PLAIN_KINDS = frozenset({"number", "array", "shape", "exact", "choice", "set", "dict"})
 PLAIN_ITEMS = 20_000   # numbers in all of a job's values, at most
 PLAIN_DEPTH = 8
 PLAIN_TEXT = 1_000     # characters of one string
@@ -188,7 +187,7 @@ def judged_here(job: tuple) -> bool:
     if not outcome.ok or _same_tree(check, outcome.value, expected):
         return True
     budget = [PLAIN_ITEMS]
-    return _plain_kind(check.compare) and all(
+    return cmp.judged_plain(check.compare) and all(
         _plain(value, budget, 0) for value in (outcome.value, expected, *(w for _, w in wrong)))
 
 
@@ -197,13 +196,6 @@ def _same_tree(check: Check, value: Any, expected: Any) -> bool:
     (compare.compare), and nothing else of it is looked at (a check that picks an item
     is left to the fork: naming a wrong kind of answer may need sympy)."""
     return check.pick is None and cmp.same_tree(value, expected, check.compare)
-
-
-def _plain_kind(spec: Any) -> bool:
-    """A plain comparison (a dict's, of plain comparisons of its items)."""
-    if spec.kind == "dict":
-        return _plain_kind(spec.params["each"])
-    return spec.kind in PLAIN_KINDS
 
 
 def _plain(value: Any, budget: list[int], depth: int) -> bool:
@@ -336,7 +328,7 @@ def judge(check: Check, exercise: Exercise, outcome: CallOutcome, expected: Any,
     notes = _output_note(outcome, exercise.limits)
     try:
         answer = pick(outcome.value, check.pick)
-    except cmp.NotComparable as exc:
+    except NotComparable as exc:
         return CheckResult(passed=False, lines=(exc.msg,), **base)
     expected = pick(expected, check.pick)
     verdict = cmp.compare(answer, expected, check.compare)
@@ -387,13 +379,13 @@ def _output_note(outcome, limits):
 
 
 def matches(misconception: Misconception, answer: Any, expected: Any, wrong: Any,
-            verdict: cmp.Verdict, check: Check) -> bool:
+            verdict: Verdict, check: Check) -> bool:
     """Whether a failed answer is this known wrong answer."""
     rule = misconception.rule
     if rule is None:
         try:
             wrong = pick(wrong, check.pick)
-        except cmp.NotComparable:
+        except NotComparable:
             return False
         return _equals(answer, wrong, check)
     return RULES[rule.kind](rule.value, answer, expected, verdict, check)
@@ -416,7 +408,7 @@ RULES = {   # rule kind (declared in course.formats.MISCONCEPTION_RULES) -> its 
     "equals": lambda value, answer, expected, verdict, check: _equals(answer, value, check),
     "contains": lambda value, answer, expected, verdict, check: _contains(value, answer),
     "nonfinite": lambda value, answer, expected, verdict, check:
-        value == cmp.contains_nonfinite(answer),
+        value == values.contains_nonfinite(answer),
     "transposed": lambda value, answer, expected, verdict, check:
         value == bool({"transposed", "shape-transposed"} & _codes(verdict.reason)),
 }
@@ -438,7 +430,7 @@ def _has_ratio(answer, expected, ratio, spec):
             got, target = parse_bytes(answer), parse_bytes(expected) * Fraction(ratio)
             slack = max(Fraction(spec.param("rtol", 0)) * abs(target), written_precision(answer))
             return target != 0 and abs(got - target) <= slack
-        target = cmp.to_number(expected) * Fraction(ratio)
-        return target != 0 and cmp.compare_number(answer, target, spec).passed
-    except (cmp.NotComparable, UnitError, TypeError, ValueError, OverflowError):
+        target = values.to_number(expected) * Fraction(ratio)
+        return target != 0 and cmp.KINDS["number"].compare(answer, target, spec).passed
+    except (NotComparable, UnitError, TypeError, ValueError, OverflowError):
         return False

@@ -13,7 +13,7 @@ from typing import Any
 from ..course.spec import Compare
 from .msg import Msg
 from .timelimit import TimeLimitExceeded, time_limit
-from .verdict import NotComparable, Verdict, tolerance_of
+from .verdict import Comparison, NotComparable, Verdict
 
 SIMPLIFY_SECONDS = 3.0
 
@@ -30,11 +30,22 @@ def to_expr(value: Any) -> Any:
     raise NotComparable(Msg("got-type", got_type=type(value).__name__, want="formula"))
 
 
-def compare_formula(answer: Any, expected: Any, spec: Compare) -> Verdict:
+class Formula(Comparison):
+    """A sympy formula equal to the reference's for every value of its symbols."""
+
+    kind, plain, same_tree = "formula", False, True
+
+    def tolerance(self, spec: Compare) -> Msg:
+        return Msg("tol-formula")
+
+    def compare(self, answer: Any, expected: Any, spec: Compare) -> Verdict:
+        return compare_formula(answer, expected, spec, self.tolerance(spec))
+
+
+def compare_formula(answer: Any, expected: Any, spec: Compare, tol: Msg) -> Verdict:
     import sympy
 
     got, want = to_expr(answer), to_expr(expected)
-    tol = tolerance_of(spec)
     if got.has(sympy.nan, sympy.zoo, sympy.oo, -sympy.oo):
         return Verdict(False, Msg("formula-nonfinite"), tol)
     if want.free_symbols and not got.free_symbols:

@@ -15,24 +15,6 @@ from typing import Any, Literal, overload
 from ..course.spec import LANGUAGES, Text
 from ..judge.msg import Msg, fmt, precise, printable
 
-KIND_WORDS = {   # what a check wants, for "expected a ..." messages
-    "number": Text("一个数", "a number"),
-    "array": Text("一个数值数组", "an array of numbers"),
-    "shape": Text("一个整数元组", "a tuple of ints"),
-    "exact": Text("一个普通的值", "a plain value"),
-    "choice": Text("一个选项（字符串）", "a choice (a string)"),
-    "set": Text("选项的集合或列表", "a set or list of choices"),
-    "formula": Text("一个 sympy 表达式", "a sympy expression"),
-    "bytes": Text("整数字节数或 '512 KiB' 这样的字符串",
-                  "an int of bytes or a string such as '512 KiB'"),
-    "dict": Text("一个字典", "a dict"),
-    "bool": Text("一个布尔值", "a bool"),
-    "plain": Text("一个普通的值（数、字符串、列表、元组、字典、ndarray 或 sympy 表达式）",
-                   "a plain value (number, string, list, tuple, dict, ndarray or sympy "
-                   "expression)"),
-}
-
-
 CATALOGUE = Path(__file__).with_name("catalogue")
 
 
@@ -70,8 +52,9 @@ def render(msg: Msg, lang: str, hidden: bool = False) -> str | None:
 VALUE_KEYS = {"expected", "got", "options", "missing", "extra", "key", "point", "shape",
               "index", "error", "atol"}
 def _render_value(key, value, lang, hidden):
-    if key == "want" and isinstance(value, str) and value in KIND_WORDS:
-        return KIND_WORDS[value].get(lang)
+    if key == "want" and isinstance(value, str) and f"want-{value}" in catalogue(
+            lang if lang in LANGUAGES else "en"):
+        return render(Msg(f"want-{value}"), lang)
     if isinstance(value, Msg):
         return render(value, lang, hidden) or ""
     if isinstance(value, Text):

@@ -15,6 +15,7 @@ from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
+from ..course.formats import COMPARE_KINDS
 from ..course.limits import STUB_BYTES
 from ..course.spec import Check, Exercise, ExerciseSet
 from ..course.units import UnitError, parse_bytes
@@ -27,8 +28,6 @@ from ..run.references import Reference
 from .messages import render
 from .render import check_lines
 from .student_view import stub_functions
-
-KINDS = ("choice", "set", "exact", "number", "bytes")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -49,10 +48,11 @@ def questions(exercise_set: ExerciseSet, lang: str, only: Collection[str] | None
         exercise = exercise.for_student(student)
         docs = _docstrings(exercise)
         for check in exercise.checks:
-            if check.args or check.kwargs or check.hidden or check.compare.kind not in KINDS:
+            reading = COMPARE_KINDS[check.compare.kind].quiz
+            if check.args or check.kwargs or check.hidden or reading is None:
                 continue
             options = tuple(check.compare.param("options") or ())
-            if check.compare.kind == "exact" and not options:
+            if reading == "bool":
                 expected = Reference(exercise).call(check.function, (), {}, check)
                 if not isinstance(expected, bool):
                     continue
@@ -65,25 +65,43 @@ def questions(exercise_set: ExerciseSet, lang: str, only: Collection[str] | None
 
 def parse_answer(question: Question, text: str) -> Any:
     """The typed text as the answer value, or raise ValueError with what to type."""
-    text = text.strip()
-    options, kind = question.options, question.check.compare.kind
-    if options:
-        picks = [p for p in re.split(r"[,\s]+", text) if p]
-        if not picks or not all(p.isdigit() and 1 <= int(p) <= len(options) for p in picks):
-            raise ValueError(f"1-{len(options)}")
-        chosen = [options[int(p) - 1] for p in picks]
-        if kind == "set":
-            return set(chosen)
-        if len(chosen) != 1:
-            raise ValueError(f"1-{len(options)}")
-        return chosen[0]
-    if kind == "bytes":
-        try:
-            parse_bytes(text)
-        except UnitError:
-            raise ValueError("3 MiB") from None
-        return text
+    reading = COMPARE_KINDS[question.check.compare.kind].quiz
+    assert reading is not None, "questions() asks only kinds the quiz reads"
+    return READINGS[reading](question.options, text.strip())
+
+
+def _picks(options: tuple, text: str) -> list:
+    """The options picked by their numbers; without options, the words typed."""
+    picks = [p for p in re.split(r"[,\s]+", text) if p]
+    if not options and picks:
+        return picks
+    if not picks or not all(p.isdigit() and 1 <= int(p) <= len(options) for p in picks):
+        raise ValueError(f"1-{len(options)}")
+    return [options[int(p) - 1] for p in picks]
+
+
+def _one_pick(options: tuple, text: str) -> Any:
+    chosen = _picks(options, text) if options else [text]
+    if len(chosen) != 1 or not text:
+        raise ValueError(f"1-{len(options)}")
+    return chosen[0]
+
+
+def _size(options: tuple, text: str) -> str:
+    try:
+        parse_bytes(text)
+    except UnitError:
+        raise ValueError("3 MiB") from None
+    return text
+
+
+def _number(options: tuple, text: str) -> float:
     return float(text)
+
+
+# how a typed answer is read, for each of course.formats.QUIZ_READINGS
+READINGS = {"choice": _one_pick, "choices": lambda options, text: set(_picks(options, text)),
+            "bool": _one_pick, "number": _number, "size": _size}
 
 
 def judge_answer(question: Question, answer: Any) -> CheckResult:
