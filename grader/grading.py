@@ -17,7 +17,8 @@ from .course import cache, units
 from .course.limits import Limits
 from .course.spec import Course, Exercise, ExerciseSet
 from .judge import hidden_tests as pytest_checks
-from .judge.check import EXERCISE_SECONDS, check_fields, judge_bounded, load_lines
+from .judge.check import check_fields, load_lines
+from .judge.jobs import EXERCISE_SECONDS, JudgeJob, answers_of, judge_bounded
 from .judge.msg import Msg
 from .judge.points import resolve_points
 from .judge.results import CheckResult, ExerciseResult, RunResult
@@ -58,7 +59,7 @@ class Warm:
     (a watch loop grading one student's saves); None: each grading has its own.
     Never shared between students: a folder is one student's sandbox.
     ``replays``: hidden tests' finished runs, and judged answers, are kept for the
-    next gradings (``hidden_tests.Replays``, ``check.memo_key``); a single grading
+    next gradings (``hidden_tests.Replays``, ``jobs.memo_key``); a single grading
     has no next one.
     """
 
@@ -68,7 +69,7 @@ class Warm:
         self.stored: dict[Path, StoredAnswers | None] = {}   # per set: answers on disk
         # per set: finished hidden tests
         self.replays: dict[Path, pytest_checks.Replays] | None = {} if replays else None
-        self.judged: dict[tuple, Any] | None = {} if replays else None   # check.memo_key
+        self.judged: dict[tuple, Any] | None = {} if replays else None   # jobs.memo_key
         self.folder = folder
         self.fresh = False     # its folder was staged just now (start_run)
         self.zygote = zygote   # a worker's run.template.Zygote (each run still its own sandbox)
@@ -211,7 +212,7 @@ def _yaml_checks(exercise, process, reference, pending):
             check.expect if check.has_expect else reference.call(
                 check.function, check.args, check.kwargs, check),
             list(_wrong_answers(exercise, check, reference))))
-        pending.append((exercise.id, len(out), (check, exercise, outcome, expected, wrong)))
+        pending.append((exercise.id, len(out), JudgeJob(check, exercise, outcome, expected, wrong)))
         out.append((None, check.points))
     return out
 
@@ -234,7 +235,7 @@ def _judge(pending, graded, budget, memo=None, allowance=None):
     """Judge every pending answer in one bounded fork (a fork per exercise cost more
     than the judging); each check has ``budget`` seconds (the longest call time
     limit plus a margin) at most, and what its exercise's ``allowance`` has left
-    (``check.judge_bounded``).  ``memo``: answers judged by earlier gradings."""
+    (``jobs.judge_bounded``).  ``memo``: answers judged by earlier gradings."""
     if any(_names_units(job) for _, _, job in pending):
         units.preload()   # here, once per process, not in every judging fork
     for index, result in judge_bounded([job for _, _, job in pending], budget, memo,
@@ -245,9 +246,8 @@ def _judge(pending, graded, budget, memo=None, allowance=None):
 
 def _names_units(job):
     """Whether judging this byte-size check reads a unit ("512 KiB")."""
-    check, _, outcome, expected, wrong = job
-    return check.compare.kind == "bytes" and any(
-        isinstance(value, str) for value in (outcome.value, expected, *(w for _, w in wrong)))
+    return job.check.compare.kind == "bytes" and any(
+        isinstance(value, str) for value in answers_of(job))
 
 
 def _with_hidden_proof(pairs):

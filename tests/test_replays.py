@@ -189,8 +189,8 @@ def test_a_warm_keeps_no_calls_of_another_seed(tmp_path, monkeypatch):
 @pytest.fixture
 def judgings(monkeypatch):
     """The answers judged by each grading: those given to a judging fork, and those
-    judged in this process (plain data, check.judged_here)."""
-    from grader.judge import check
+    judged in this process (plain data, jobs.judged_here)."""
+    from grader.judge import jobs as check
 
     given = []
     real, here = check._judged, check.judge_safely
@@ -199,9 +199,9 @@ def judgings(monkeypatch):
         given[-1] += len(jobs)
         return real(jobs, budget, *rest)
 
-    def judged_here(*job):
+    def judged_here(job):
         given[-1] += 1
-        return here(*job)
+        return here(job)
 
     def bounded(jobs, budget, memo=None, *rest):
         given.append(0)
@@ -292,12 +292,12 @@ def test_plain_answers_are_judged_here_and_the_rest_in_a_fork():
 
     import numpy as np
 
-    from grader.judge.check import PLAIN_ITEMS, judged_here
+    from grader.judge.jobs import PLAIN_ITEMS, JudgeJob, judged_here
 
     def job(kind, value, expected=1.0, wrong=(), ok=True, each=None):
         spec = NS(kind=kind, params={"each": each} if each else {})
-        return (NS(compare=spec, pick=None), None, NS(ok=ok, value=value), expected,
-                [(None, w) for w in wrong])
+        return JudgeJob(NS(compare=spec, pick=None), None, NS(ok=ok, value=value), expected,
+                        [(None, w) for w in wrong])
 
     assert judged_here(job("number", 2.0, wrong=[0.5]))
     assert judged_here(job("array", np.zeros((4, 8)), np.ones((4, 8))))
@@ -349,7 +349,7 @@ def test_a_formula_that_is_the_expected_tree_is_judged_here_and_another_in_a_for
     import sympy
 
     from grader import wire
-    from grader.judge.check import judged_here
+    from grader.judge.jobs import JudgeJob, judged_here
 
     n = sympy.Symbol("n", positive=True)
 
@@ -357,8 +357,8 @@ def test_a_formula_that_is_the_expected_tree_is_judged_here_and_another_in_a_for
         return wire.decode(wire.encode(expr), lazy=True)
 
     def job(answer, expected, pick=None):
-        return (NS(compare=NS(kind="formula", params={}), pick=pick), None,
-                NS(ok=True, value=answer), expected, [])
+        return JudgeJob(NS(compare=NS(kind="formula", params={}), pick=pick), None,
+                        NS(ok=True, value=answer), expected, [])
 
     assert judged_here(job(lazy(2 * n * n), lazy(2 * n * n)))
     assert not judged_here(job(lazy(n * n * 2 + 0 * n + n - n + 1), lazy(2 * n * n)))

@@ -28,7 +28,7 @@ from ..errors import CourseError
 from ..run.outcome import CallOutcome, Crash, Status
 from ..run.references import Reference
 from ..run.student import Request, StudentProcess, wire_request
-from . import bounded, check
+from . import bounded, jobs
 from .check import load_lines, outcome_lines
 from .compare import same_answer
 from .msg import Msg
@@ -326,7 +326,7 @@ class Session:
             for nodeid in only:
                 exercise = self.exercise_of(nodeid)
                 if self._left(exercise) <= 0:
-                    self.done[nodeid] = _overrun_event(nodeid, exercise, check.EXERCISE_SECONDS,
+                    self.done[nodeid] = _overrun_event(nodeid, exercise, jobs.EXERCISE_SECONDS,
                                                        "allowance")
             only = [nodeid for nodeid in only if nodeid not in self.done]
             if not only:
@@ -334,7 +334,7 @@ class Session:
         self.fork = bounded.Fork(functools.partial(_session, self.by_file, only), self.budget)
 
     def _left(self, exercise: Exercise) -> float:
-        return self.allowance.get(exercise.id, check.EXERCISE_SECONDS)
+        return self.allowance.get(exercise.id, jobs.EXERCISE_SECONDS)
 
     def _spend(self, nodeid: str, seconds: float) -> None:
         exercise = self.exercise_of(nodeid)
@@ -452,7 +452,7 @@ class Session:
         spent = max(0.0, min(self.budget, self._left(self.exercise_of(started))))
         self._spend(started, spent)
         self.done[started] = _overrun_event(started, self.exercise_of(started),
-                                            spent if spent > 0 else check.EXERCISE_SECONDS,
+                                            spent if spent > 0 else jobs.EXERCISE_SECONDS,
                                             "timeout" if spent > 0 else "allowance")
         self.held, self.answered = None, []
         for process in self.processes.values():
