@@ -9,6 +9,7 @@ class ExitCode(enum.IntEnum):
     PASSED = 0      # every check passed
     FAILED = 1      # some check failed (or dev check found problems)
     USAGE = 2       # bad command line or a broken course
+    INTERNAL = 3    # a bug in the grader (a traceback to report)
 
 
 class CourseError(Exception):
@@ -27,3 +28,8 @@ class CourseError(Exception):
             where = f"{self.path}:{self.line}: " if self.line else f"{self.path}: "
         hint = f"\n  hint: {self.hint}" if self.hint else ""
         return f"{where}{self.message}{hint}"
+
+
+class Refusal(Exception):
+    """A command that cannot go on, said to the user in their language (a missing extra):
+    exit 2, its text printed as it is."""

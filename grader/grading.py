@@ -6,9 +6,10 @@ answers judged against the reference (``judge``, ``compare``), hidden pytest
 tests over a proxy (``hidden_tests``), points (``points``), a RunResult.
 """
 
+import contextlib
 import dataclasses
 import time
-from collections.abc import Collection
+from collections.abc import Collection, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +50,28 @@ def start_run(course: Course, set_id: str, submission: str | Path, level: str,
     warm = Warm(folder)
     warm.fresh = True   # staged just now: its first grading need not sync it again
     return warm
+
+
+@contextlib.contextmanager
+def warmed(course: Course, set_id: str, folder: str | Path | None, level: str,
+           required: str | None = None, limit_overrides: dict[str, Any] | None = None,
+           only: Collection[str] | None = None,
+           warm: "Warm | None" = None) -> Iterator["Warm | None"]:
+    """The Warm to grade the stub files in ``folder`` with: its run folder's template
+    starts now, while the caller loads the set (``start_run``), and it shares what
+    ``warm`` (a worker's) keeps between students; closed at the end.  No ``folder`` (an
+    upload or a notebook, copied once the set is loaded) or no such set: ``warm``."""
+    if folder is None or not (course.exercises_dir / set_id / "set.yaml").is_file():
+        yield warm
+        return
+    early = start_run(course, set_id, folder, level, required, limit_overrides, only,
+                      warm.zygote if warm else None)
+    try:
+        if warm:   # what a worker keeps between students
+            early.keep_from(warm)
+        yield early
+    finally:
+        early.close()
 
 
 class Warm:

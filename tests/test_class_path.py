@@ -484,9 +484,9 @@ def _stand_in_worker(started=None, graded=None):
         def alive(self):
             return True
 
-        def send(self, args):   # a worker starts grading as its command comes
+        def send(self, job):   # a worker starts grading as its job comes
             if graded is not None:
-                graded(args[args.index("--student") + 1])
+                graded(job["student"])
 
         def receive(self, timeout):
             return 0, {"score": 0, "max_score": 10, "tests": [], "extra_data": {

@@ -1,8 +1,9 @@
 """A class graded by a few worker processes, each student in a sandbox of their own.
 
-A worker is ``attn-grade grade-worker``: it reads one ``attn-grade SET ...
---json`` command line at a time, runs it in-process and answers with its
-exit code, JSON document and error text.  So a worker loads the course,
+A worker is ``attn-grade grade-worker``: it reads one job at a time, a student's
+``grade_job.GradeJob`` (or, for tests and benchmarks, an ``attn-grade`` command
+line), grades it in-process and answers with its exit code, JSON document and
+error text.  So a worker loads the course,
 imports pytest and sympy and computes the reference answers once, for all
 the students it grades; each student still gets a run folder, a uid and a
 sandbox of their own (grade_set), so students never share a process or a
@@ -19,7 +20,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,9 @@ from . import forked_worker
 # the folder that holds this grader package (a worktree, a course, site-packages)
 # One grading's (exit code or None on a timeout, its JSON document or None, stderr).
 RunOutput = tuple[int | None, Any, str]
+# What a worker is given: a GradeJob's plain data, or an ``attn-grade`` command line
+# (its arguments, without the program)
+Job = Mapping[str, Any] | Sequence[str]
 
 PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
 
@@ -56,13 +60,6 @@ def grader_argv(*args: object) -> list[str]:
     return [sys.executable, "-I", "-c",
             IMPORT_GRADER + keep + "; grader.cli.main(prog_name='attn-grade')",
             *map(str, args)]
-
-
-def grade_command(set_id: str, submission: str | Path, course: str | Path,
-                  *extra: object) -> list[str]:
-    """The ``attn-grade`` arguments (no program) that grade one submission as JSON."""
-    return [str(a) for a in (set_id, "--course", course, "--submission", submission, "--json",
-                             *extra)]
 
 
 STOP_SECONDS = 3.0
@@ -106,22 +103,23 @@ class Worker:
         self._buffer = b""
         self.ended = False   # its output ended: the worker died (or is dying)
 
-    def grade(self, args: Sequence[str], timeout: float) -> RunOutput:
-        """Grade one command line; a dead or overrunning worker is a failed row."""
-        self.send(args)
+    def grade(self, job: Job, timeout: float) -> RunOutput:
+        """Grade one job; a dead or overrunning worker is a failed row."""
+        self.send(job)
         return self.receive(timeout)
 
-    def send(self, args: Sequence[str]) -> None:
-        """Give it a command line (``receive`` its result); a worker it cannot reach
-        has ``ended``."""
+    def send(self, job: Job) -> None:
+        """Give it a job (``receive`` its result); a worker it cannot reach has
+        ``ended``."""
+        line = json.dumps(dict(job) if isinstance(job, Mapping) else list(job))
         try:
-            self.stdin.write(json.dumps(list(args)).encode() + b"\n")
+            self.stdin.write(line.encode() + b"\n")
             self.stdin.flush()
         except (OSError, ValueError):   # ValueError: the pool closed its pipes (Ctrl-C)
             self.ended = True
 
     def receive(self, timeout: float) -> RunOutput:
-        """The result of the command line sent; a dead or overrunning worker is a
+        """The result of the job sent; a dead or overrunning worker is a
         failed row."""
         try:
             line = None if self.ended else self._read_line(time.monotonic() + timeout)
@@ -251,10 +249,10 @@ class Pool:
     def _log(self, n: int) -> Path:
         return Path(self.cwd or ".") / f"worker-{n}.log"
 
-    def run(self, commands: Iterable[Sequence[str]],
+    def run(self, commands: Iterable[Job],
             on_done: Callable[[int, RunOutput], object] | None = None,
             timeout: float = 3600) -> list[RunOutput]:
-        """Run ``attn-grade`` command lines (without the program) in the workers.
+        """Run jobs (GradeJobs' plain data, or command lines) in the workers.
 
         Results in order, each (exit code, parsed JSON document or None, stderr);
         ``on_done(i, result)`` as each finishes.  A worker that died is replaced.
@@ -266,7 +264,7 @@ class Pool:
         here.
         """
         source = enumerate(commands)
-        ahead: list[tuple[int, Sequence[str]]] = []   # prepared, not yet taken
+        ahead: list[tuple[int, Job]] = []   # prepared, not yet taken
         results: dict[int, RunOutput] = {}
         failed: list[BaseException] = []
         lock = threading.Lock()
@@ -375,7 +373,7 @@ class Pool:
         self.close()
 
 
-def run_in_workers(commands: Sequence[Sequence[str]], jobs: int,
+def run_in_workers(commands: Sequence[Job], jobs: int,
                    on_done: Callable[[int, RunOutput], object] | None = None,
                    timeout: float = 3600, cwd: str | Path | None = None) -> list[RunOutput]:
     """``Pool(...).run(...)`` with no more workers than commands.  Give a ``cwd``

@@ -22,7 +22,7 @@ import sys
 import tempfile
 import unicodedata
 import zipfile
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +34,7 @@ from ..report import render as report
 from ..run import sandbox
 from . import batch, notebook_cells
 from . import uploads as submission_files
+from .grade_job import GradeJob
 
 MAX_ZIP_BYTES = 64 * 1024 ** 2
 MAX_ZIP_FILES = 2000
@@ -138,14 +139,18 @@ def unpack(zip_path: Path, into: Path) -> None:
 
 
 def grade_all(course: Course, exercise_set: ExerciseSet, submissions_dir: str | Path,
-              out_dir: str | Path, jobs: int, extra_args: Sequence[object] = (),
+              out_dir: str | Path, jobs: int, job: GradeJob | None = None,
               force: bool = False, progress: Callable[[str], object] | None = None,
               only: Collection[str] | None = None,
               serve: Callable[[], object] | None = None,
               lang: str = "en") -> list[dict[str, Any]]:
     """Grade every submission (the exercises ``only``, or all); the gradebook rows.
-    ``serve``: the CLI's grade-worker, for workers forked from this process (batch.Pool);
-    ``lang``: what an upload's problem is said in."""
+    ``job``: what each student's GradeJob has besides their folder and id (isolation,
+    limits; none: the defaults, in ``lang``); ``serve``: the CLI's grade-worker, for
+    workers forked from this process (batch.Pool); ``lang``: what an upload's problem is
+    said in."""
+    template = job or GradeJob(exercise_set.id, str(course.root), lang=lang,
+                               exercises=tuple(sorted(only or ())))
     exercises = [e for e in exercise_set.exercises if not only or e.id in only]
     results_dir = Path(out_dir) / "results"
     results_dir.mkdir(parents=True, exist_ok=True)
@@ -156,7 +161,7 @@ def grade_all(course: Course, exercise_set: ExerciseSet, submissions_dir: str | 
                                      dir=sandbox.scratch_folder()) as tmp, \
             contextlib.ExitStack() as stack:
         os.chmod(tmp, 0o711)    # children running as 'nobody' reach their own copy only
-        commands: list[tuple[Submission, str, list[object]]] = []
+        commands: list[tuple[Submission, str, dict[str, Any]]] = []
 
         documents: dict[str, dict[str, Any]] = {}   # by key: what each row is read from
 
@@ -175,8 +180,8 @@ def grade_all(course: Course, exercise_set: ExerciseSet, submissions_dir: str | 
             progress and progress(submission.student)
 
         def to_grade():
-            """(index, submission, its hash, its command line) of each submission to
-            grade, prepared in turn; the others are settled here."""
+            """(index, submission, its hash, its GradeJob as plain data) of each
+            submission to grade, prepared in turn; the others are settled here."""
             for n, submission in enumerate(students):
                 if pool is not None and pool.closed:   # Ctrl-C: the pool waits for this
                     return                             # thread before tmp is removed
@@ -184,9 +189,8 @@ def grade_all(course: Course, exercise_set: ExerciseSet, submissions_dir: str | 
                                                 lang)
                 path = results_dir / f"{submission.key}.json"
                 if folder is not None and (force or not _unchanged(path, digest, exercises)):
-                    yield n, submission, digest, batch.grade_command(
-                        exercise_set.id, folder, course.root, "--student",
-                        submission.student, *extra_args)
+                    yield n, submission, digest, dataclasses.replace(
+                        template, folder=str(folder), student=submission.student).to_plain()
                     continue
                 if doc is not None:
                     settle(submission, doc, digest)
@@ -194,22 +198,22 @@ def grade_all(course: Course, exercise_set: ExerciseSet, submissions_dir: str | 
                     progress and progress(submission.student)
 
         found, pool = to_grade(), None
-        for n, submission, digest, argv in found:
+        for n, submission, digest, plain in found:
             if pool is None:   # the workers start as students to grade are found,
                 pool = stack.enter_context(   # while the rest are prepared
                     # a run folder a killed worker leaves goes with tmp (Ctrl-C)
                     batch.Pool(min(jobs, len(students) - n), tmp, serve, start=0,
                                scratch=tmp))
             pool.add()
-            commands.append((submission, digest, argv))
+            commands.append((submission, digest, plain))
             if len(pool.workers) >= pool.jobs:
                 break   # the others are prepared as the workers ask for them
 
-        def argvs():
-            yield from [argv for _, _, argv in commands]
-            for _, submission, digest, argv in found:
-                commands.append((submission, digest, argv))
-                yield argv
+        def grade_jobs():
+            yield from [plain for _, _, plain in commands]
+            for _, submission, digest, plain in found:
+                commands.append((submission, digest, plain))
+                yield plain
 
         def done(i, result):
             submission, digest, _ = commands[i]
@@ -217,7 +221,7 @@ def grade_all(course: Course, exercise_set: ExerciseSet, submissions_dir: str | 
                    digest)
 
         if pool is not None:
-            pool.run(argvs(), on_done=done)
+            pool.run(grade_jobs(), on_done=done)
     max_score = round(sum(e.points for e in exercises), 4)
     rows = [_row(s.student, documents.get(s.key) or _read_result(
         results_dir / f"{s.key}.json", exercise_set.id, exercises, lang), max_score)
@@ -235,8 +239,8 @@ def _prepared(submission, exercise_set, exercises, tmp, lang="en"):
     except Exception as exc:
         import traceback
 
-        print(f"grade-all: could not prepare {submission.student!r}:\n"
-              + traceback.format_exc(), file=sys.stderr)
+        print(report.render(Msg("class-prepare-failed-log", student=repr(submission.student)),
+                            lang) + "\n" + traceback.format_exc(), file=sys.stderr)
         message = report.render(Msg("not-graded", reason=report.render(
             Msg("class-cannot-prepare", kind=type(exc).__name__), lang)), lang)
         return report.not_graded(exercise_set.id, exercises, "error", message), None, None

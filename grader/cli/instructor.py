@@ -1,0 +1,260 @@
+"""The instructor's commands: dev check, new, schema, grade-all, report, export,
+notebook, release.  Every sentence they print comes from the message catalogue."""
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import click
+
+from ..course import draws
+from ..course import loader as spec_loader
+from ..errors import CourseError, ExitCode, Refusal
+from ..instructor.class_output import class_report_text, require_matplotlib
+from ..instructor.grade_job import GradeJob
+from ..judge.msg import Msg
+from ..report import render as report
+from ..run import sandbox
+from .common import load_course, main, output_checked, say, write_output
+from .options import (
+    course_option,
+    exercise_option,
+    hidden_visibility_option,
+    isolation_option,
+    lang_option,
+    limit_options,
+    require_isolation_option,
+)
+from .worker import serve_as_worker
+
+
+@main.group()
+def dev() -> None:
+    """Tools for instructors who write exercises."""
+
+
+@dev.command("check")
+@click.argument("set_ids", metavar="[SET]...", nargs=-1)
+@course_option
+@isolation_option()
+@click.option("--seeds", type=click.IntRange(draws.DRAWS, 20), default=draws.DRAWS,
+              show_default=True,
+              help="Draws of the hidden checks' inputs the reference solutions must pass "
+                   f"on (at least the {draws.DRAWS} a submission can be graded on).")
+@exercise_option("Grade only this exercise (repeatable); files are still all checked.")
+@lang_option()
+def dev_check(set_ids: tuple[str, ...], course_dir: str | None, isolation: str | None,
+              seeds: int, exercises: tuple[str, ...], lang: str) -> None:
+    """Prove a course's checks: valid YAML, no stray files, every stub fails,
+    every reference passes on every draw of the hidden inputs, every registered wrong version is
+    caught and tagged, stand-ins that do nothing (zeros, a constant, the first
+    argument, a table of the visible answers) score nothing. Exits 1 with a list
+    of what to fix."""
+    from ..instructor.devcheck import check_course
+
+    course = load_course(course_dir)
+    set_ids = set_ids or tuple(course.set_ids())
+    findings = check_course(course, set_ids, isolation or sandbox.strongest_available(),
+                            tuple(range(seeds)), set(exercises) or None)
+    for finding in findings:
+        click.echo(str(finding))
+    problems = [f for f in findings if f.problem]
+    sets = ", ".join(set_ids)
+    if problems:
+        say("devcheck-problems", lang, count=len(problems), sets=sets)
+        sys.exit(ExitCode.FAILED)
+    say("devcheck-ok", lang, sets=sets, seeds=seeds)
+
+
+@main.command("new")
+@click.argument("set_id", metavar="SET")
+@click.argument("exercise_id", metavar="EXERCISE_ID")
+@course_option
+@lang_option()
+def new(set_id: str, exercise_id: str, course_dir: str | None, lang: str) -> None:
+    """Start a new exercise: YAML skeleton, stub and reference solution."""
+    from ..instructor.scaffold import new_exercise
+
+    for path in new_exercise(load_course(course_dir), set_id, exercise_id):
+        say("new-wrote", lang, path=str(path))
+    say("new-next", lang, set=set_id, exercise=exercise_id)
+
+
+@main.command("schema")
+def schema() -> None:
+    """Print the JSON Schema of an exercise YAML file (for editor completion)."""
+    from ..course.formats import json_schema
+
+    click.echo(json.dumps(json_schema(), ensure_ascii=False, indent=2))
+
+
+@main.command("grade-all")
+@click.argument("set_id", metavar="SET")
+@click.argument("submissions", type=click.Path(exists=True, file_okay=False))
+@click.option("--output", "-o", "out_dir", type=click.Path(file_okay=False), required=True,
+              help="Folder for gradebook.csv and results/STUDENT.json.")
+@click.option("--jobs", "-j", type=click.IntRange(1), default=os.cpu_count() or 1,
+              show_default=True, help="Worker processes, each grading one submission at a "
+                                       "time (each student in a sandbox of their own); "
+                                       "with no more workers than CPUs, each on CPUs of its "
+                                       "own.")
+@click.option("--force", is_flag=True,
+              help="Grade every student again, even those whose files did not change.")
+@exercise_option()
+@course_option
+@lang_option()
+@isolation_option()
+@require_isolation_option(sandbox.BATCH_MINIMUM)
+@limit_options
+@click.option("--report", "with_report", is_flag=True,
+              help="Also write the class report OUT/report.html (needs the [report] extra).")
+def grade_all_command(set_id: str, submissions: str, out_dir: str, jobs: int, force: bool,
+                      exercises: tuple[str, ...], course_dir: str | None, lang: str,
+                      isolation: str | None, required: str | None, limits: dict[str, object],
+                      with_report: bool) -> None:
+    """Grade a class: one sub-folder or .zip per student in SUBMISSIONS.
+
+    Writes results/STUDENT.json (Gradescope format) and gradebook.csv (student,
+    total, per-exercise scores). A re-run grades only students whose stub files
+    changed.
+    """
+    from ..instructor.forked_worker import current_folder_off_path
+    from ..instructor.gradebook import grade_all
+
+    click.get_current_context().with_resource(current_folder_off_path())
+    if with_report:
+        require_matplotlib(lang)     # before grading, not after
+    course = load_course(course_dir)
+    exercise_set = spec_loader.load_set(course, set_id)
+    spec_loader.check_ids(set_id, [e.id for e in exercise_set.exercises], exercises)
+    job = GradeJob(set_id, str(course.root), lang=lang, exercises=exercises,
+                   isolation=isolation, required=required,
+                   limits={k: v for k, v in limits.items() if v is not None})
+    with _progress(submissions) as tick:
+        rows = grade_all(course, exercise_set, submissions, out_dir, jobs, job, force,
+                         tick, set(exercises), serve=serve_as_worker, lang=lang)
+    said = [Msg("class-graded", count=len(rows), path=str(Path(out_dir) / "gradebook.csv"))]
+    for status, code in (("error", "class-graded-errors"), ("empty", "class-graded-empty")):
+        count = sum(1 for r in rows if r["status"] == status)
+        said += [Msg(code, count=count)] if count else []
+    click.echo("".join(report.render(msg, lang) for msg in said))
+    if with_report:
+        _write_class_report(Path(out_dir), Path(out_dir) / "report.html", lang, "html", course,
+                            exercise_set)
+
+
+def _progress(submissions: str):
+    """A progress bar on a terminal; silent otherwise."""
+    import contextlib
+
+    from ..instructor.gradebook import find_submissions
+
+    if not sys.stderr.isatty():
+        return contextlib.nullcontext(None)
+    total = len(find_submissions(submissions))
+
+    @contextlib.contextmanager
+    def bar():
+        with click.progressbar(length=total, label="grading", file=sys.stderr) as b:
+            yield lambda student: b.update(1)
+
+    return bar()
+
+
+def _write_class_report(folder: Path, output: Path, lang: str, fmt: str, course,
+                        exercise_set=None) -> None:
+    """Write the class report of the results in ``folder`` to ``output``, and say so."""
+    write_output(output, class_report_text(folder, output, lang, fmt, course, exercise_set),
+                 lang)
+    say("class-wrote", lang, path=output)
+
+
+@main.command("report")
+@click.argument("folder", metavar="OUT", type=click.Path(exists=True, file_okay=False))
+@click.option("--output", "-o", type=click.Path(), metavar="FILE",
+              help="Where to write the page (default: OUT/report.html, or OUT/report.json).")
+@click.option("--format", "fmt", type=click.Choice(["html", "json"]), default="html",
+              show_default=True, help="A page with charts, or the same aggregates as data.")
+@course_option
+@lang_option()
+def class_report_command(folder: str, output: str | None, fmt: str, course_dir: str | None,
+                         lang: str) -> None:
+    """The class report of a grade-all output folder OUT (or any folder of Gradescope
+    results JSON files): scores, misconceptions, failed checks, recurring errors and
+    students who need help, as one self-contained HTML page."""
+    output_checked(output, lang)
+    try:
+        course = load_course(course_dir)
+    except CourseError:
+        if course_dir:
+            raise
+        course = None       # no course here: misconceptions are shown by tag
+    root = Path(folder)
+    _write_class_report(root, Path(output) if output else root / f"report.{fmt}", lang, fmt,
+                        course)
+
+
+@main.group()
+def export() -> None:
+    """Package a set for another grading platform."""
+
+
+@export.command("gradescope")
+@click.argument("set_id", metavar="SET")
+@click.option("--output", "-o", type=click.Path(), metavar="FILE", default="autograder.zip",
+              show_default=True, help="Where to write the zip.")
+@course_option
+@lang_option("en", "Feedback language on Gradescope.")
+@hidden_visibility_option("after_published", "When students see hidden checks on Gradescope.")
+@require_isolation_option(sandbox.BATCH_MINIMUM)
+def export_gradescope(set_id: str, output: str, course_dir: str | None, lang: str,
+                      hidden_visibility: str, required: str) -> None:
+    """Write a Gradescope autograder.zip (setup.sh, run_autograder, the course)."""
+    from ..instructor.export import gradescope_zip
+
+    output_checked(output, lang)
+    course = load_course(course_dir)
+    spec_loader.load_set(course, set_id)
+    data = gradescope_zip(course, set_id, lang, hidden_visibility, required)
+    write_output(output, data, lang)
+    say("export-wrote", lang, path=str(output), size=len(data) // 1024, set=set_id)
+
+
+@main.command("notebook")
+@click.argument("set_id", metavar="SET")
+@click.option("--output", "-o", type=click.Path(dir_okay=False), required=True,
+              help="The notebook to write (FILE.ipynb).")
+@lang_option()
+@course_option
+def notebook_command(set_id: str, output: str, lang: str, course_dir: str | None) -> None:
+    """Write SET's student notebook: each exercise's prompt, its stub functions to fill
+    in, and a cell that grades them (needs the notebook extra)."""
+    from .. import notebook
+
+    if not notebook.nbformat_available():
+        raise Refusal(report.render(Msg("notebook-needs-extra",
+                                               command=notebook.INSTALL_COMMAND), lang))
+    exercise_set = spec_loader.load_set(load_course(course_dir), set_id)
+    path = notebook.write(exercise_set, output, lang)
+    say("notebook-wrote", lang, path=str(path))
+
+
+@main.command("release")
+@click.argument("set_id", metavar="SET")
+@click.option("--output", "-o", "out_dir", type=click.Path(file_okay=False), required=True,
+              help="An empty or new folder for the student bundle.")
+@course_option
+@isolation_option("Isolation for grading the stubs and references before writing.")
+@lang_option()
+def release(set_id: str, out_dir: str, course_dir: str | None, isolation: str | None,
+            lang: str) -> None:
+    """Write the student bundle of SET: grader, stubs, visible checks; no solutions.
+
+    Refuses when a stub passes a check (it would ship an answer)."""
+    from ..instructor.release import make_release
+
+    course = load_course(course_dir)
+    make_release(course, spec_loader.load_set(course, set_id), out_dir,
+                 isolation or sandbox.strongest_available())
+    say("release-wrote", lang, set=set_id, folder=out_dir)

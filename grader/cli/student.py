@@ -1,0 +1,250 @@
+"""The student's commands: grade (``attn-grade SET``), list, show, hint, quiz, watch,
+progress."""
+
+import json
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from .. import grading
+from ..course import draws
+from ..course import loader as spec_loader
+from ..errors import ExitCode
+from ..instructor.submission import submission_folder
+from ..judge.msg import Msg
+from ..report import render as report
+from ..report.progress import Progress
+from ..run import sandbox
+from .common import EPILOG, load_course, main, output_checked, say, write_output
+from .options import (
+    course_option,
+    exercise_option,
+    hidden_visibility_option,
+    isolation_option,
+    lang_option,
+    limit_options,
+    require_isolation_option,
+    student_loop_options,
+    student_option,
+)
+
+
+@main.command(epilog=EPILOG)
+@click.argument("set_id", metavar="SET")
+@click.option("--submission", type=click.Path(exists=True),
+              help="Folder with your versions of the stub files "
+                   "(default: exercises/SET/, edited in place), or your notebook (.ipynb).")
+@click.option("--upload", type=click.Path(exists=True, file_okay=False),
+              help="A folder as a student uploaded it, in any layout (stub files, their "
+                   "work folder, a whole release bundle, or one notebook): each stub file is "
+                   "found by name and graded from a private copy.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print a Gradescope results.json document (and nothing else).")
+@click.option("--output", "-o", type=click.Path(), metavar="FILE",
+              help="Also write the JSON report to this file.")
+@lang_option()
+@exercise_option()
+@course_option
+@isolation_option()
+@require_isolation_option()
+@limit_options
+@hidden_visibility_option("hidden", "Gradescope visibility of hidden checks in the JSON.")
+@student_option
+def grade(set_id: str, submission: str | None, upload: str | None, as_json: bool,
+          output: str | None, lang: str, exercises: tuple[str, ...],
+          course_dir: str | None, isolation: str | None, required: str | None,
+          limits: dict[str, Any], hidden_visibility: str, student: str | None) -> None:
+    """Grade the exercise set SET."""
+    notebook = _notebook(submission, upload)
+    output_checked(output, lang)
+    course = load_course(course_dir)
+    level = isolation or sandbox.strongest_available()
+    only = set(exercises) or None
+    # a folder of stub files: its sandbox starts now, while the set loads
+    stubs = None if upload or notebook else (submission or course.exercises_dir / set_id)
+    run = None
+    with grading.warmed(course, set_id, stubs, level, required, limits, only,
+                        _warm()) as warm, \
+            tempfile.TemporaryDirectory(prefix="attn-grade-upload-") as tmp:
+        exercise_set = spec_loader.load_set(course, set_id, only=exercises or None)
+        selected = list(exercise_set.exercises)
+        folder, problem = submission_folder(exercise_set, selected, submission, upload, tmp,
+                                            lang)
+        if folder is not None:
+            run = grading.grade_set(draws.drawn(exercise_set, folder), folder, level, limits,
+                                    only, required, student, warm=warm)
+    mine = Progress(upload or (Path(submission).parent if submission and notebook
+                               else submission)
+                    or exercise_set.exercises_dir)
+    if run is None:
+        assert problem is not None
+        document = report.not_graded(exercise_set.id, selected, *problem)
+    else:
+        document = report.gradescope(run, lang, hidden_visibility, mine.hints_used(set_id))
+        if not as_json and not upload:   # a student's own run: remember it
+            mine.graded(run)
+            mine.save()
+    if output:
+        write_output(output, json.dumps(document, ensure_ascii=False, indent=2), lang)
+    if as_json:   # for people, indented; for a worker's parent, compact (C-encoded)
+        click.echo(json.dumps(document, ensure_ascii=False, indent=None if _warm() else 2))
+    else:
+        click.echo(report.terminal(run, lang, color=sys.stdout.isatty(),
+                                   hints_used=mine.hints_used(set_id)) if run
+                   else document["output"])
+    sys.exit(ExitCode.PASSED if run and run.all_passed else ExitCode.FAILED)
+
+
+def _notebook(submission: str | None, upload: str | None) -> bool:
+    """Whether ``--submission`` names a notebook; a usage error for what it cannot be."""
+    if submission and upload:
+        raise click.UsageError("give --submission or --upload, not both")
+    notebook = bool(submission and Path(submission).is_file())
+    if notebook and not str(submission).lower().endswith(".ipynb"):
+        raise click.UsageError("--submission is a folder or a notebook (.ipynb), not "
+                               f"{submission!r}")
+    return notebook
+
+
+def _warm() -> grading.Warm | None:
+    """The reference answers a grade-worker keeps between students (see batch)."""
+    obj = click.get_current_context().find_root().obj
+    return obj if isinstance(obj, grading.Warm) else None
+
+
+@main.command("list")
+@course_option
+@lang_option()
+def list_sets(course_dir: str | None, lang: str) -> None:
+    """List the exercise sets and their exercises with points."""
+    course = load_course(course_dir)
+    for set_id in course.set_ids():
+        exercise_set = spec_loader.load_set(course, set_id)
+        total = sum(e.points for e in exercise_set.exercises)
+        points = report.render(Msg("points-word"), lang)
+        click.echo(f"{set_id}  {exercise_set.title.get(lang)}  ({total:g} {points})")
+        mine = Progress(exercise_set.exercises_dir)
+        for ex in exercise_set.exercises:
+            done = "✓" if mine.record(set_id, ex.id).solved else " "
+            click.echo(f"{done} {ex.id:<24} {ex.file:<24} {ex.points:>5g}  "
+                       f"{ex.title.get(lang)}")
+
+
+def _student_set(course_dir, set_id, exercise_id=None):
+    """(course, set, exercise or None) for the student commands; errors are for people."""
+    course = load_course(course_dir)
+    exercise_set = spec_loader.load_set(course, set_id)
+    if exercise_id is not None:
+        spec_loader.check_ids(set_id, [e.id for e in exercise_set.exercises], [exercise_id])
+        return course, exercise_set, exercise_set.exercise(exercise_id)
+    return course, exercise_set, None
+
+
+def student_command(name: str, exercise: str | None = None) -> Callable[[Any], Any]:
+    """A command of the student's loop: SET, then ID when ``exercise`` is "required" or
+    "optional", and the options every such command takes."""
+    def wrap(function: Any) -> Any:
+        function = student_loop_options(function)
+        if exercise:
+            function = click.argument("exercise_id", required=exercise == "required",
+                                      metavar="ID" if exercise == "required" else "[ID]"
+                                      )(function)
+        return main.command(name)(click.argument("set_id", metavar="SET")(function))
+    return wrap
+
+
+@student_command("show", "optional")
+def show(set_id: str, exercise_id: str | None, submission: str | None, course_dir: str | None,
+         lang: str, student: str | None) -> None:
+    """Show an exercise (or the whole set) as you should read it before coding."""
+    from ..report.student_view import exercise_text
+
+    _, exercise_set, one = _student_set(course_dir, set_id, exercise_id)
+    used = Progress(submission or exercise_set.exercises_dir).hints_used(set_id)
+    for exercise in [one] if one else exercise_set.exercises:
+        click.echo("\n".join(exercise_text(exercise.for_student(student), lang,
+                                           used.get(exercise.id, 0))))
+        click.echo("")
+
+
+@student_command("hint", "required")
+def hint(set_id: str, exercise_id: str, submission: str | None, course_dir: str | None,
+         lang: str, student: str | None) -> None:
+    """Show the next hint of exercise ID (and the ones shown before). Hints go from a
+    nudge to a near-answer; each one you ask for is recorded."""
+    from ..report.student_view import hint_lines
+
+    _, exercise_set, exercise = _student_set(course_dir, set_id, exercise_id)
+    mine = Progress(submission or exercise_set.exercises_dir)
+    shown = mine.record(set_id, exercise_id).hints
+    if shown < len(exercise.hints):
+        shown = mine.hint_shown(set_id, exercise_id)
+        mine.save()
+    click.echo("\n".join(hint_lines(exercise, shown, lang)))
+
+
+@student_command("quiz", "optional")
+def quiz(set_id: str, exercise_id: str | None, submission: str | None, course_dir: str | None,
+         lang: str, student: str | None) -> None:
+    """Answer SET's typed-in questions here: choices by number, True/False, numbers and
+    sizes. Each answer is checked at once and saved into your stub file."""
+    from ..report.quiz import (
+        feedback_lines,
+        judge_answer,
+        parse_answer,
+        prompt_lines,
+        questions,
+        record,
+    )
+
+    _, exercise_set, _ = _student_set(course_dir, set_id, exercise_id)
+    folder = Path(submission or exercise_set.exercises_dir)
+    asked = questions(exercise_set, lang, {exercise_id} if exercise_id else None, student)
+    right = 0
+    for number, question in enumerate(asked, 1):
+        click.echo("\n".join(prompt_lines(question, number, len(asked), lang)))
+        answer = _ask(question, lang, parse_answer)
+        result = judge_answer(question, answer)
+        right += result.passed
+        click.echo("\n".join(f"  {line}" for line in feedback_lines(result, lang)) + "\n")
+        record(folder / question.exercise.file, question.check.function, answer)
+    files = ", ".join(sorted({q.exercise.file for q in asked}))
+    say("quiz-done", lang, right=right, total=len(asked), files=files)
+
+
+def _ask(question: Any, lang: str, parse: Callable[[Any, str], Any]) -> Any:
+    """Prompt until the typed text is an answer of the right form."""
+    while True:
+        text = click.prompt(report.render(Msg("quiz-answer"), lang), prompt_suffix=" ")
+        try:
+            return parse(question, text)
+        except ValueError as exc:
+            say("quiz-invalid", lang, expect=str(exc))
+
+
+@student_command("watch")
+@isolation_option()
+def watch(set_id: str, submission: str | None, course_dir: str | None, lang: str,
+          student: str | None, isolation: str | None) -> None:
+    """Re-grade an exercise each time you save its file; Ctrl-C to stop."""
+    from ..watch import watch as watch_loop
+
+    _, exercise_set, _ = _student_set(course_dir, set_id)
+    watch_loop(exercise_set, Path(submission or exercise_set.exercises_dir),
+               isolation or sandbox.strongest_available(), lang, click.echo, student,
+               clear=sys.stdout.isatty())
+
+
+@student_command("progress")
+def progress(set_id: str, submission: str | None, course_dir: str | None,
+             lang: str, student: str | None) -> None:
+    """Your progress in SET: best score, attempts and hints per exercise, and what's next."""
+    from ..report.student_view import progress_lines
+
+    _, exercise_set, _ = _student_set(course_dir, set_id)
+    mine = Progress(submission or exercise_set.exercises_dir)
+    click.echo("\n".join(progress_lines(mine, exercise_set, lang)))
