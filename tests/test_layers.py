@@ -6,6 +6,8 @@ judge, grading, report, instructor, the CLI, and the light entry point on top.
 """
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -62,8 +64,9 @@ def graph():
             if "__pycache__" not in p.parts}
 
 
-# the child's runtime files run inside the sandbox, beside a copy of wire only
-CHILD_RUNTIME = {"grader.run.child_main"}
+# the sandbox's side runs inside the sandbox, copied whole beside a copy of wire only
+INSIDE = GRADER / "run" / "inside"
+CHILD_RUNTIME = {module_name(p) for p in INSIDE.glob("*.py")}
 
 
 def test_every_import_runs_downwards():
@@ -109,3 +112,53 @@ def test_the_checker_sees_an_upward_import(tmp_path, monkeypatch):
     monkeypatch.setattr(__import__(__name__), "GRADER", fake)
     with pytest.raises(AssertionError, match="grader.course.spec -> grader.report.text"):
         test_every_import_runs_downwards()
+
+
+def test_the_sandbox_side_imports_only_its_siblings_and_the_standard_library():
+    """Every file of ``run/inside`` (copied whole into the sandbox, where no grader is)
+    imports its siblings (relatively), names of its ``__init__`` and the standard
+    library; the wire module only by the copy's name, at run time."""
+    siblings = {p.stem for p in INSIDE.glob("*.py")}
+    package_names = {t.id for node in ast.parse((INSIDE / "__init__.py").read_text()).body
+                     if isinstance(node, ast.Assign) for t in node.targets
+                     if isinstance(t, ast.Name)}
+    wrong = []
+    for path in sorted(INSIDE.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                wrong += [(path.name, a.name) for a in node.names
+                          if a.name.split(".")[0] not in sys.stdlib_module_names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0:
+                if (node.module or "").split(".")[0] not in sys.stdlib_module_names:
+                    wrong.append((path.name, node.module))
+            elif isinstance(node, ast.ImportFrom):
+                names = [node.module] if node.module else [a.name for a in node.names]
+                if node.level != 1 or not all(
+                        n.split(".")[0] in siblings or (not node.module and n in package_names)
+                        for n in names):
+                    wrong.append((path.name, "." * node.level + (node.module or ",".join(names))))
+    assert siblings >= {"__init__", "__main__", "confine", "calls", "forks", "zygote"}
+    assert not wrong, "the sandbox's side imports beyond itself:\n" + "\n".join(
+        f"  {f}: {m}" for f, m in wrong)
+
+
+def test_the_copied_sandbox_side_imports_without_the_grader(tmp_path):
+    """The copy a run gets imports (every module) in a Python that cannot see the
+    grader, with nothing beside it but the wire module's copy."""
+    from grader.run import sandbox, zygote_process
+
+    made = zygote_process.copy_runtime(tmp_path)
+    package = tmp_path / zygote_process.CHILD
+    assert sorted(p.name for p in package.iterdir()) == sorted(
+        p.name for p in INSIDE.glob("*.py"))
+    assert set(made) == {package, *package.iterdir(), tmp_path / zygote_process.WIRE_COPY}
+    names = ", ".join(f"{zygote_process.CHILD}.{p.stem}" for p in INSIDE.glob("*.py")
+                      if p.stem != "__main__")
+    # as the sandbox's Python has them: no site, the libraries' folders (numpy for wire)
+    paths = [str(tmp_path), *sandbox.library_paths()]
+    code = (f"import sys; sys.path[:] = [p for p in sys.path if p] + {paths!r}; "
+            f"import {names}, _attn_grade_wire; "
+            "assert not [m for m in sys.modules if m.split('.')[0] == 'grader'], 'grader'")
+    done = subprocess.run([sys.executable, "-I", "-S", "-c", code], cwd=tmp_path,
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr

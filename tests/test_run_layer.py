@@ -14,7 +14,7 @@ from grader.judge.hidden_tests import outcome_from_wire, outcome_to_wire
 from grader.report.messages import render
 from grader.run.channel import INLINE_BYTES, Channel, Waited
 from grader.run.child import diagnose
-from grader.run.child_main import EXIT_OUT_OF_MEMORY
+from grader.run.inside import EXIT_OUT_OF_MEMORY
 from grader.run.outcome import CallOutcome, Crash, Status, outcome_from_answer
 from grader.run.student import RunFolder, StudentProcess
 from grader.wire import WireError
@@ -215,11 +215,11 @@ def ok():
     return 1
 
 def memory_after_the_call():
-    import __main__
+    import sys
 
     def write_answer(*args):   # the child's own answer writer runs out of memory
         raise MemoryError
-    __main__.write_answer = write_answer   # from the next answer on
+    sys.modules["_attn_grade_child.calls"].write_answer = write_answer   # from the next answer on
     return 1
 '''
 

@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 from grader.course.limits import Limits
-from grader.run import child_main, sandbox
+from grader.run import sandbox
+from grader.run.inside import calls, forks
 from grader.run.student import RunFolder, StudentProcess
 
 CODE = '''
@@ -267,10 +268,10 @@ def test_a_template_imports_with_the_collector_off_and_turns_it_back_on(monkeypa
             raise ImportError(name)
 
     monkeypatch.setattr(importlib, "import_module", fake_import)
-    child_main.import_all(["numpy", "sympy"])
+    calls.import_all(["numpy", "sympy"])
     assert seen == [("numpy", False), ("sympy", False)] and gc.isenabled()
     with pytest.raises(ImportError):
-        child_main.import_all(["broken"])
+        calls.import_all(["broken"])
     assert gc.isenabled()
 
 
@@ -356,7 +357,7 @@ def test_a_child_that_answers_ids_it_never_read_cannot_block_the_grader(tmp_path
 
 
 def _reaping(pid):
-    """What reap_dead uses of a child_main.Template with one child, ``pid``: its children,
+    """What reap_dead uses of a forks.ForkServer with one child, ``pid``: its children,
     and a reap that counts its looks."""
     class Template:
         children = {pid: "1"}
@@ -380,15 +381,15 @@ def test_a_killed_child_is_reaped_as_its_pidfd_says_it_ended_not_by_polling(monk
             time.sleep(0.3)
         finally:
             os._exit(0)
-    watch = child_main._pidfd(pid)
+    watch = forks._pidfd(pid)
     if watch is None:
         os.waitpid(pid, 0)
         pytest.skip("no pidfd_open on this kernel")
 
     template = _reaping(pid)
-    monkeypatch.setattr(child_main.time, "sleep", lambda _: pytest.fail("polled"))
+    monkeypatch.setattr(forks.time, "sleep", lambda _: pytest.fail("polled"))
     try:
-        child_main.Template.reap_dead(template, pid, watch)  # type: ignore[arg-type]
+        forks.ForkServer.reap_dead(template, pid, watch)  # type: ignore[arg-type]
     finally:
         os.close(watch)
     assert pid not in template.children and template.looks == 2
@@ -422,16 +423,16 @@ def test_a_killed_child_whose_exit_a_tracer_holds_is_not_waited_for_in_a_busy_lo
     tracer, attached = map(int, os.read(ready_r, 100).split())
     os.close(ready_r)
     try:
-        watch = child_main._pidfd(pid)
+        watch = forks._pidfd(pid)
         if not attached or watch is None:
             pytest.skip("no ptrace or no pidfd_open here")
 
         template = _reaping(pid)
         time.sleep(0.1)   # attached and stopped
-        monkeypatch.setattr(child_main, "KILL_SECONDS", 0.5)
-        child_main._kill_group(pid)
+        monkeypatch.setattr(forks, "KILL_SECONDS", 0.5)
+        forks._kill_group(pid)
         try:
-            child_main.Template.reap_dead(template, pid, watch)  # type: ignore[arg-type]
+            forks.ForkServer.reap_dead(template, pid, watch)  # type: ignore[arg-type]
         finally:
             os.close(watch)
         assert pid in template.children   # held by its tracer until the deadline

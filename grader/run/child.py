@@ -17,7 +17,7 @@ from typing import IO, Any
 
 from ..course.limits import Limits
 from . import sandbox
-from .child_main import EXIT_OUT_OF_MEMORY
+from .inside import EXIT_OUT_OF_MEMORY
 from .outcome import Crash
 
 BWRAP_SIGNAL_BASE = 128   # bwrap reports its child's signal N as exit 128 + N
@@ -98,6 +98,6 @@ def diagnose(code: int, level: str, limits: Limits) -> Crash:
         if sig == signal.SIGXCPU:
             return Crash.over_limit("cpu", limits.cpu)
         return Crash.by_signal(sig.name)
-    if code == EXIT_OUT_OF_MEMORY:   # child_main: a MemoryError outside any call
+    if code == EXIT_OUT_OF_MEMORY:   # inside: a MemoryError outside any call
         return Crash.over_limit("memory", limits.memory)
     return Crash.exited(code)

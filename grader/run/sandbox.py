@@ -35,7 +35,8 @@ from pathlib import Path
 
 from ..course.limits import Limits
 from ..errors import CourseError
-from . import child_main, syscalls
+from . import syscalls
+from .inside import confine
 
 LEVELS = ("none", "process", "bubblewrap")
 RANKS = ("none", "process", "process-user", "bubblewrap")
@@ -128,7 +129,7 @@ def _namespace_flags(setuid: bool = True):
         # namespace created by root maps the sandbox to real uid 0, for which the
         # kernel never enforces RLIMIT_NPROC.  The child keeps only the two
         # capabilities it needs to empty its bounding set and switch to the run's own
-        # uid (child_main.drop_privileges); without ``setuid`` (a holder, which switches
+        # uid (inside.confine.drop_privileges); without ``setuid`` (a holder, which switches
         # nothing), none.
         caps = ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID",
                 "--cap-add", "CAP_SETPCAP"] if setuid else []
@@ -560,7 +561,7 @@ def forget_kernel_state_of(uid: int) -> None:
 def _clear_own_keyrings() -> None:
     """In a thread running as the uid: its keyrings emptied, as a child empties them."""
     with contextlib.suppress(SystemExit):   # a keyring it could not clear: none to clear
-        child_main._own_keyrings(join=False)
+        confine.own_keyrings(join=False)
 
 
 IPC_RMID = 0
@@ -641,7 +642,7 @@ def command(run_plan: Plan, script: str, workdir: str, submission: str | Path,
     exercises/ folder: stubs, visible checks and data files, nothing secret).
     """
     # -S: no site module (its .pth files cost tens of ms); the child adds the library
-    # folders it needs itself (child_main.import_wire)
+    # folders it needs itself (inside.calls.import_wire)
     python = [interpreter(), "-I", "-S", "-X", "utf8", script]
     if run_plan.level != "bubblewrap":
         return python
@@ -661,7 +662,7 @@ def holder_command(run_plan: Plan, workdir: str, submission: str | Path,
                    runtime_dir: str | Path, limits: Limits, info_fd: int,
                    ready_fd: int) -> list[str]:
     """bubblewrap with the run's sandbox (as ``command`` makes it) around a process that
-    only holds it: a zygote's fork joins its namespaces and root (see child_main).
+    only holds it: a zygote's fork joins its namespaces and root (see inside.zygote).
 
     The holder keeps no capability.  bubblewrap writes the sandbox's pid 1 to
     ``info_fd`` as soon as it exists, before the sandbox is built (its root is then
@@ -724,7 +725,7 @@ def preexec(run_plan: Plan, limits: Limits, cpu: bool = True) -> Callable[[], No
     (each child has its own limit): its own would end it, and the child alive then.
     """
     identity = run_plan.identity if run_plan.level == "process" else None
-    child_main._libc()   # loaded here, not in the fork
+    confine.libc()   # loaded here, not in the fork
 
     def apply():
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
@@ -738,7 +739,7 @@ def preexec(run_plan: Plan, limits: Limits, cpu: bool = True) -> Callable[[], No
             _set_limit(which, soft, hard)
         if identity is not None:
             _set_limit(resource.RLIMIT_NPROC, limits.processes)
-            child_main.drop_bounding_set()
+            confine.drop_bounding_set()
             os.setgroups([])
             os.setgid(identity.gid)
             os.setuid(identity.uid)

@@ -39,7 +39,7 @@ from .channel import Channel, Waited
 from .child import Reaper
 from .outcome import FOLDER_TAMPERED, REQUESTS_UNREAD, CallOutcome, Crash, Status
 from .template import ForkedChild, Template, TemplateGone, fits
-from .zygote_process import RUNTIME_FILES
+from .zygote_process import copy_runtime
 
 __all__ = ["CallOutcome", "Crash", "RunFolder", "Status", "StudentProcess"]
 
@@ -75,13 +75,11 @@ class RunFolder:
         self.files = self.root / "files"  # the staged copies: one read-only bind for all
         try:   # a Ctrl-C meanwhile (a class's workers get it too) leaves no folder
             self.runtime.mkdir()
-            for target, source in RUNTIME_FILES.items():
-                shutil.copyfile(source, self.runtime / target)
+            copied = copy_runtime(self.runtime)
             self.work.mkdir()
             self.files.mkdir()
             if self.identity is not None:
-                for path in (self.root, self.runtime, self.work, self.files,
-                             *self.runtime.iterdir()):
+                for path in (self.root, self.runtime, self.work, self.files, *copied):
                     self._share(path)
                 # the run's uid may enter work/ but not list it: no child finds another's
                 # folder (each has an unguessable name) to leave something in for it

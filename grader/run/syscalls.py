@@ -12,7 +12,7 @@ CPUs (``instructor.batch.pin_cpus``).
 The filter is written with libseccomp (the system's library, through ``pyseccomp``),
 which knows each architecture's numbers and its compat ABIs (i386 and x32 on
 x86_64, arm on aarch64); it is compiled once on the trusted side and kept on disk,
-and the sandbox's template installs the compiled program (``child_main``) before
+and the sandbox's template installs the compiled program (``inside.confine``) before
 any student code runs, for itself and every process it forks.
 """
 

@@ -1,7 +1,7 @@
 """The run's warm template, seen from the grader: one sandbox, a fork per exercise.
 
 Starting bubblewrap, Python and numpy costs far more than a check, so a run
-starts one sandboxed template (``child_main``) and asks it over a Unix
+starts one sandboxed template (``inside.forks``) and asks it over a Unix
 socket for a fresh fork per student process.  Each fork gets its own
 session, work folder, limits and pipes (passed as descriptors), so one
 exercise's child cannot leave anything in the next one's.
@@ -108,7 +108,7 @@ class Template:
         # a new file in runtime/, which no child may write (work/ a child may, where
         # its uid is the grader's user's: a link planted there would be written through)
         path = folder.write_new_shared("template-", json.dumps(settings).encode())
-        argv = sandbox.command(folder.plan, str(folder.runtime / "_attn_grade_child.py"),
+        argv = sandbox.command(folder.plan, str(folder.runtime / zygote_process.CHILD),
                                str(folder.work), str(folder.files), str(folder.runtime),
                                own) + ["--settings", str(path)]
         self._launch(argv, own, console, (theirs.fileno(),))
@@ -372,7 +372,7 @@ def _holder_pid(info_fd: int, ready_fd: int, seconds: float) -> int | None:
 class Zygote:
     """A class's zygote (a worker's, or grade-all's for all its workers): Python with
     numpy imported, outside any sandbox, that forks each run's template into the run's
-    own bubblewrap sandbox (child_main.zygote), and a deeper one of its own that also
+    own bubblewrap sandbox (inside.zygote), and a deeper one of its own that also
     has sympy, for the templates that need it.  A class's students then pay no Python
     start and no imports, and most of their children are forks of a Python a third
     the size of one with sympy.

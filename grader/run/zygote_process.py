@@ -4,6 +4,7 @@ a second on one core; the zygote's numpy and sympy imports run on another meanwh
 ``template.Zygote`` talks to it.
 """
 
+import functools
 import json
 import os
 import shutil
@@ -19,9 +20,32 @@ from . import sandbox
 
 # what each layer adds: a template gets the fewest layers that hold what it needs
 LAYERS = (("numpy",), ("sympy",))
-# the sandbox's side, copied beside each run (and each zygote) under these names
-RUNTIME_FILES = {"_attn_grade_wire.py": Path(__file__).parents[1] / "wire.py",
-                 "_attn_grade_child.py": Path(__file__).with_name("child_main.py")}
+# the sandbox's side (the package ``inside``), copied whole beside each run (and each
+# zygote) into a folder of this name, which marks its processes' command lines; the
+# wire module beside it under the name the package imports it by
+CHILD = "_attn_grade_child"
+WIRE_COPY = "_attn_grade_wire.py"
+INSIDE = Path(__file__).with_name("inside")
+WIRE = Path(__file__).parents[1] / "wire.py"
+
+
+@functools.cache
+def _inside_files() -> tuple[Path, ...]:
+    return tuple(sorted(INSIDE.glob("*.py")))
+
+
+def copy_runtime(folder: Path) -> list[Path]:
+    """The sandbox's side into ``folder``: the package's files (no bytecode: the
+    sandbox compiles them, as it compiled the one script before) and the wire module;
+    what it made, folders first."""
+    package = folder / CHILD
+    package.mkdir()
+    made = [package]
+    for source in _inside_files():
+        shutil.copyfile(source, package / source.name)
+        made.append(package / source.name)
+    shutil.copyfile(WIRE, folder / WIRE_COPY)
+    return [*made, folder / WIRE_COPY]
 
 
 class Started(NamedTuple):
@@ -39,8 +63,7 @@ def possible() -> bool:
 def start(layers: Sequence[Sequence[str]] = LAYERS) -> Started:
     """A zygote importing ``layers`` (a deeper zygote for each layer after the first)."""
     folder = Path(tempfile.mkdtemp(prefix="attn-grade-zygote-"))
-    for target, source in RUNTIME_FILES.items():
-        shutil.copyfile(source, folder / target)
+    copy_runtime(folder)
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     settings = folder / "settings.json"
     settings.write_text(json.dumps({"library_paths": sandbox.library_paths(),
@@ -54,7 +77,7 @@ def start(layers: Sequence[Sequence[str]] = LAYERS) -> Started:
     try:
         process = subprocess.Popen(
             [sandbox.interpreter(), "-I", "-S", "-X", "utf8",
-             str(folder / "_attn_grade_child.py"), "--zygote", "1", "--settings",
+             str(folder / CHILD), "--zygote", "1", "--settings",
              str(settings)],
             cwd="/", stdin=subprocess.DEVNULL, stdout=2,
             # in the grader's session: not a stray for the grader's reaper
