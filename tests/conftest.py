@@ -200,7 +200,7 @@ def day3_release(tmp_path_factory):
 def day3_gradescope_zip(tmp_path_factory):
     """``attn-grade export gradescope day3``, made once for the session (read-only)."""
     archive = tmp_path_factory.mktemp("gradescope") / "autograder.zip"
-    proc = run_cli("export", "gradescope", "day3", "-o", archive)
+    proc = invoke("export", "gradescope", "day3", "-o", archive)
     assert proc.returncode == 0, proc.stderr
     return archive
 

@@ -117,3 +117,57 @@ def test_an_upload_that_cannot_be_graded_is_told_in_the_students_language(tmp_pa
     output = json.loads(invoke("day3", "--upload", empty, "--json", "--lang", "zh").stdout)[
         "output"]
     assert "没有这些文件中的任何一个" in output and "none of" not in output, output
+
+
+@pytest.mark.parametrize("lang, said", [("en", "internal error in attn-grade"),
+                                        ("zh", "attn-grade 内部错误")])
+def test_an_internal_error_exits_3_with_its_traceback(monkeypatch, lang, said):
+    """A bug in the grader is neither a failed check (1) nor a course error (2)."""
+    from grader.cli import student
+
+    def broken(course_dir):
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(student, "load_course", broken)
+    monkeypatch.setenv("LC_ALL", f"{lang}_XX.UTF-8")
+    proc = invoke("list")
+    assert proc.returncode == 3
+    assert proc.stderr.startswith(said) and "RuntimeError: a bug" in proc.stderr
+
+
+def test_the_help_and_the_readme_list_the_exit_codes():
+    from pathlib import Path
+
+    help_text = invoke("--help").stdout
+    readme = (Path(ROOT) / "README.md").read_text(encoding="utf-8")
+    for code in range(4):
+        assert f"  {code}  " in help_text
+        assert f"`{code}`" in readme
+    assert "internal error" in help_text and "internal error" in readme
+
+
+def test_a_grade_job_reads_back_what_it_wrote_and_refuses_anything_else():
+    from grader.instructor.grade_job import GradeJob
+
+    job = GradeJob("day3", str(ROOT), "/tmp/ada", "ada", "zh", ("temperature",),
+                   "process", "process-user", {"time": 2.0, "memory": 1 << 30})
+    assert GradeJob.from_plain(json.loads(json.dumps(job.to_plain()))) == job
+    for bad in (["day3"], {"set_id": "day3"}, {**job.to_plain(), "argv": ["--json"]}):
+        with pytest.raises(ValueError):
+            GradeJob.from_plain(bad)
+
+
+def test_a_workers_internal_error_is_its_students_row_with_code_3(monkeypatch, capsys):
+    """A grade-worker answers a job whose grading hit a bug with exit code 3 and the
+    traceback (grade-all then writes that student's error row), and goes on."""
+    from grader.cli import worker
+    from grader.instructor import grade_job
+
+    def broken(job, warm):
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(grade_job, "grade", broken)
+    plain = grade_job.GradeJob("day3", str(ROOT), str(ROOT / "exercises" / "day3")).to_plain()
+    code, document = worker._graded(plain, None)
+    assert (code, document) == (3, None)
+    assert "RuntimeError: a bug" in capsys.readouterr().err

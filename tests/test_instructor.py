@@ -115,14 +115,14 @@ ORDER_HEAD = "format_version: 1\ntitle: {zh: 演示, en: Demo}\n"
 ])
 def test_new_adds_the_id_to_a_flow_or_block_order(tmp_path, order, expected):
     make_course(tmp_path, manifest=ORDER_HEAD + order)
-    proc = run_cli("new", "demo", "extra", "--course", tmp_path)
+    proc = invoke("new", "demo", "extra", "--course", tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "exercises/demo/set.yaml").read_text() == ORDER_HEAD + expected
 
 
 def test_new_refuses_an_order_it_cannot_extend_naming_the_line(tmp_path):
     make_course(tmp_path, manifest=ORDER_HEAD + "order: []\n")
-    proc = run_cli("new", "demo", "extra", "--course", tmp_path)
+    proc = invoke("new", "demo", "extra", "--course", tmp_path)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert "set.yaml:3: could not add 'extra' to 'order'" in proc.stderr
     assert "add 'extra' to 'order' yourself" in proc.stderr
