@@ -155,79 +155,100 @@ def grade_all(course: Course, exercise_set: ExerciseSet, submissions_dir: str | 
     results_dir = Path(out_dir) / "results"
     results_dir.mkdir(parents=True, exist_ok=True)
     students = find_submissions(submissions_dir)
+    run = _ClassRun(exercise_set, exercises, results_dir, template, force, progress, lang)
     # the copies of the stub files go where run folders go (in memory, where it has room:
     # a journalled disk spent about a tenth of grade-all's own CPU making their inodes)
     with tempfile.TemporaryDirectory(prefix="attn-grade-class-",
                                      dir=sandbox.scratch_folder()) as tmp, \
             contextlib.ExitStack() as stack:
         os.chmod(tmp, 0o711)    # children running as 'nobody' reach their own copy only
-        commands: list[tuple[Submission, str, dict[str, Any]]] = []
-
-        documents: dict[str, dict[str, Any]] = {}   # by key: what each row is read from
-
-        def settle(submission, doc, digest=None):
-            """Write a submission's results file; its document is its row's either way."""
-            doc = _stamped(doc, submission, digest)
-            documents[submission.key] = doc
-            try:
-                _write_json(results_dir / f"{submission.key}.json", doc)
-            except OSError as exc:   # that student's row says so; the class goes on
-                documents[submission.key] = _stamped(report.not_graded(
-                    exercise_set.id, exercises, "error", report.render(Msg(
-                        "class-cannot-write", path=f"results/{submission.key}.json",
-                        code=errno.errorcode.get(exc.errno or 0, type(exc).__name__)), lang)),
-                    submission, None)
-            progress and progress(submission.student)
-
-        def to_grade():
-            """(index, submission, its hash, its GradeJob as plain data) of each
-            submission to grade, prepared in turn; the others are settled here."""
-            for n, submission in enumerate(students):
-                if pool is not None and pool.closed:   # Ctrl-C: the pool waits for this
-                    return                             # thread before tmp is removed
-                doc, folder, digest = _prepared(submission, exercise_set, exercises, tmp,
-                                                lang)
-                path = results_dir / f"{submission.key}.json"
-                if folder is not None and (force or not _unchanged(path, digest, exercises)):
-                    yield n, submission, digest, dataclasses.replace(
-                        template, folder=str(folder), student=submission.student).to_plain()
-                    continue
-                if doc is not None:
-                    settle(submission, doc, digest)
-                else:
-                    progress and progress(submission.student)
-
-        found, pool = to_grade(), None
-        for n, submission, digest, plain in found:
-            if pool is None:   # the workers start as students to grade are found,
-                pool = stack.enter_context(   # while the rest are prepared
-                    # a run folder a killed worker leaves goes with tmp (Ctrl-C)
-                    batch.Pool(min(jobs, len(students) - n), tmp, serve, start=0,
-                               scratch=tmp))
-            pool.add()
-            commands.append((submission, digest, plain))
-            if len(pool.workers) >= pool.jobs:
-                break   # the others are prepared as the workers ask for them
-
-        def grade_jobs():
-            yield from [plain for _, _, plain in commands]
-            for _, submission, digest, plain in found:
-                commands.append((submission, digest, plain))
-                yield plain
-
-        def done(i, result):
-            submission, digest, _ = commands[i]
-            settle(submission, _graded_document(result, exercise_set.id, exercises, lang),
-                   digest)
-
-        if pool is not None:
-            pool.run(grade_jobs(), on_done=done)
+        run.grade(students, tmp, jobs, serve, stack)
     max_score = round(sum(e.points for e in exercises), 4)
-    rows = [_row(s.student, documents.get(s.key) or _read_result(
+    rows = [_row(s.student, run.documents.get(s.key) or _read_result(
         results_dir / f"{s.key}.json", exercise_set.id, exercises, lang), max_score)
         for s in students]
     _write_csv(Path(out_dir) / "gradebook.csv", rows)
     return rows
+
+
+class _ClassRun:
+    """A class being graded: its submissions prepared in turn, those to grade given to
+    the workers as they are found, and each one's results file written (``settle``)."""
+
+    def __init__(self, exercise_set: ExerciseSet, exercises: list[Any], results_dir: Path,
+                 template: GradeJob, force: bool,
+                 progress: Callable[[str], object] | None, lang: str):
+        self.exercise_set, self.exercises, self.results_dir = exercise_set, exercises, \
+            results_dir
+        self.template, self.force, self.progress, self.lang = template, force, progress, lang
+        self.documents: dict[str, dict[str, Any]] = {}   # by key: what each row is read from
+        self.commands: list[tuple[Submission, str, dict[str, Any]]] = []   # given out
+        self.pool: batch.Pool | None = None
+
+    def grade(self, students: list[Submission], tmp: str, jobs: int,
+              serve: Callable[[], object] | None, stack: contextlib.ExitStack) -> None:
+        """Prepare and grade ``students``: the workers start as students to grade are
+        found, while the rest are prepared."""
+        found = self.to_grade(students, tmp)
+        for n, submission, digest, plain in found:
+            if self.pool is None:
+                self.pool = stack.enter_context(
+                    # a run folder a killed worker leaves goes with tmp (Ctrl-C)
+                    batch.Pool(min(jobs, len(students) - n), tmp, serve, start=0,
+                               scratch=tmp))
+            self.pool.add()
+            self.commands.append((submission, digest, plain))
+            if len(self.pool.workers) >= self.pool.jobs:
+                break   # the others are prepared as the workers ask for them
+
+        def grade_jobs():
+            yield from [plain for _, _, plain in self.commands]
+            for _, submission, digest, plain in found:
+                self.commands.append((submission, digest, plain))
+                yield plain
+
+        if self.pool is not None:
+            self.pool.run(grade_jobs(), on_done=self.done)
+
+    def to_grade(self, students: list[Submission], tmp: str):
+        """(index, submission, its hash, its GradeJob as plain data) of each submission
+        to grade, prepared in turn; the others are settled here."""
+        for n, submission in enumerate(students):
+            if self.pool is not None and self.pool.closed:   # Ctrl-C: the pool waits for
+                return                                       # this thread before tmp goes
+            doc, folder, digest = _prepared(submission, self.exercise_set, self.exercises,
+                                            tmp, self.lang)
+            path = self.results_dir / f"{submission.key}.json"
+            if folder is not None and \
+                    (self.force or not _unchanged(path, digest, self.exercises)):
+                yield n, submission, digest, dataclasses.replace(
+                    self.template, folder=str(folder), student=submission.student).to_plain()
+                continue
+            if doc is not None:
+                self.settle(submission, doc, digest)
+            elif self.progress:
+                self.progress(submission.student)
+
+    def done(self, i: int, result: batch.RunOutput) -> None:
+        submission, digest, _ = self.commands[i]
+        self.settle(submission, _graded_document(result, self.exercise_set.id,
+                                                 self.exercises, self.lang), digest)
+
+    def settle(self, submission: Submission, doc: dict[str, Any],
+               digest: str | None = None) -> None:
+        """Write a submission's results file; its document is its row's either way."""
+        doc = _stamped(doc, submission, digest)
+        self.documents[submission.key] = doc
+        try:
+            _write_json(self.results_dir / f"{submission.key}.json", doc)
+        except OSError as exc:   # that student's row says so; the class goes on
+            self.documents[submission.key] = _stamped(report.not_graded(
+                self.exercise_set.id, self.exercises, "error", report.render(Msg(
+                    "class-cannot-write", path=f"results/{submission.key}.json",
+                    code=errno.errorcode.get(exc.errno or 0, type(exc).__name__)),
+                    self.lang)), submission, None)
+        if self.progress:
+            self.progress(submission.student)
 
 
 def _prepared(submission, exercise_set, exercises, tmp, lang="en"):
