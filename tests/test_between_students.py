@@ -15,6 +15,7 @@ import shutil
 import pytest
 from conftest import EXERCISES, SOLUTIONS, run_cli
 
+from grader.run import identity as uids
 from grader.run import sandbox
 
 AS_ROOT = pytest.mark.skipif(os.geteuid() != 0, reason="a run's own uid needs root")
@@ -165,7 +166,7 @@ def _segments_of(uid):
 def test_a_released_uid_keeps_no_key_and_no_ipc_object_for_its_next_run():
     """Without the syscall filter (a machine with no libseccomp, or an older grader's
     run), what a run left in the kernel goes when its uid is released."""
-    identity = sandbox.claim_identity()
+    identity = uids.claim_identity()
     try:
         assert _as(identity.uid, _leave_a_key_and_a_segment) == 0
         assert _segments_of(identity.uid)

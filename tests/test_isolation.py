@@ -25,6 +25,7 @@ from conftest import (
 from grader.course import loader as spec_loader
 from grader.course.limits import Limits
 from grader.grading import grade_set
+from grader.run import identity as uids
 from grader.run import sandbox
 from grader.run.student import RunFolder, StudentProcess
 
@@ -160,7 +161,7 @@ def test_child_runs_as_the_runs_own_uid(run, level, reachable_python):
     uid, euid, gid, groups, _, _ = outcome.value
     identity = process.plan.identity
     assert uid == euid == identity.uid and gid == identity.gid and groups == []
-    assert sandbox.UID_BASE <= uid < sandbox.UID_BASE + sandbox.UID_COUNT
+    assert uids.UID_BASE <= uid < uids.UID_BASE + uids.UID_COUNT
     assert process.plan.achieved == ("process-user" if level == "process" else "bubblewrap")
 
 
@@ -189,19 +190,19 @@ def test_concurrent_runs_have_different_uids_and_cannot_reach_each_other(run, tm
 
 @ROOT_ONLY
 def test_uid_is_released_and_reclaimable(tmp_path):
-    first = sandbox.claim_identity()
-    second = sandbox.claim_identity()
+    first = uids.claim_identity()
+    second = uids.claim_identity()
     assert first.uid != second.uid
     uid = first.uid
     first.release()
     second.release()
-    again = [sandbox.claim_identity() for _ in range(2)]
+    again = [uids.claim_identity() for _ in range(2)]
     try:
         assert len({i.uid for i in again}) == 2
     finally:
         for identity in again:
             identity.release()
-    assert uid >= sandbox.UID_BASE
+    assert uid >= uids.UID_BASE
 
 
 @ROOT_ONLY
@@ -214,11 +215,11 @@ def test_killing_a_uids_processes_reaches_them_alone_and_leaves_the_grader_root(
     import subprocess
     import threading
 
-    uid = sandbox.UID_BASE + sandbox.UID_COUNT - 3   # the top of the range: no test's
+    uid = uids.UID_BASE + uids.UID_COUNT - 3   # the top of the range: no test's
     mine = [subprocess.Popen(["sleep", "60"], user=uid, group=uid) for _ in range(2)]
     roots = subprocess.Popen(["sleep", "60"])
     try:
-        (sandbox._kill_all_as if how == "thread" else sandbox._kill_all_in_fork)(uid)
+        (uids._kill_all_as if how == "thread" else uids._kill_all_in_fork)(uid)
         assert [p.wait(timeout=5) for p in mine] == [-signal.SIGKILL] * 2
         assert roots.poll() is None
         assert os.getresuid() == (0, 0, 0) and os.getresgid() == (0, 0, 0)
@@ -276,7 +277,7 @@ def test_a_uids_process_outside_a_sandbox_cannot_signal_the_grader_that_kills_it
     import subprocess
     import time
 
-    uid = sandbox.UID_BASE + sandbox.UID_COUNT - 4   # the top of the range: no test's
+    uid = uids.UID_BASE + uids.UID_COUNT - 4   # the top of the range: no test's
     python = _python_for(uid)
     if python is None:
         pytest.skip("no Python the run's uid can start")
@@ -289,7 +290,7 @@ def test_a_uids_process_outside_a_sandbox_cannot_signal_the_grader_that_kills_it
                 user=uid, group=uid, cwd="/", stdout=subprocess.PIPE)
             signaller.stdout.readline()
             time.sleep(0.05)
-            sandbox.kill_processes_of(uid)
+            uids.kill_processes_of(uid)
             assert signaller.wait(timeout=5) == -signal.SIGKILL
             signaller.stdout.close()
             time.sleep(0.01)
@@ -306,13 +307,13 @@ def test_only_a_bubblewrap_runs_uid_is_killed_from_a_thread_of_the_graders(monke
     cannot name the grader's threads: its release kills them from a thread; a claim (what
     a dead grader left, wherever it ran) from a fork."""
     calls = []
-    monkeypatch.setattr(sandbox, "_kill_all_as", lambda uid: calls.append(("thread", uid)))
-    monkeypatch.setattr(sandbox, "_kill_all_in_fork", lambda uid: calls.append(("fork", uid)))
-    monkeypatch.setattr(sandbox, "_CLEAN", [])
+    monkeypatch.setattr(uids, "_kill_all_as", lambda uid: calls.append(("thread", uid)))
+    monkeypatch.setattr(uids, "_kill_all_in_fork", lambda uid: calls.append(("fork", uid)))
+    monkeypatch.setattr(uids, "_CLEAN", [])
     run_plan = sandbox.plan("bubblewrap")
     uid = run_plan.identity.uid
     run_plan.release()
-    for kept in sandbox._CLEAN:   # this test's own list: the uid is unlocked again
+    for kept in uids._CLEAN:   # this test's own list: the uid is unlocked again
         os.close(kept.lock_fd)
     assert calls == [("fork", uid), ("thread", uid)]
 
@@ -324,12 +325,12 @@ def test_a_released_uid_is_kept_clean_and_locked_for_this_processs_next_run(monk
     import fcntl
     import subprocess
 
-    monkeypatch.setattr(sandbox, "_CLEAN", [])
-    first = sandbox.claim_identity()
+    monkeypatch.setattr(uids, "_CLEAN", [])
+    first = uids.claim_identity()
     stray = subprocess.Popen(["sleep", "60"], user=first.uid, group=first.gid)
     first.release()
     assert stray.wait(timeout=5) == -signal.SIGKILL
-    lock = os.open(os.path.join(sandbox._lock_dir(), f"{first.uid}.lock"), os.O_RDWR)
+    lock = os.open(os.path.join(uids._lock_dir(), f"{first.uid}.lock"), os.O_RDWR)
     try:
         with pytest.raises(BlockingIOError):
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -341,7 +342,7 @@ def test_a_released_uid_is_kept_clean_and_locked_for_this_processs_next_run(monk
         code = 1
         try:
             os.close(read)
-            mine = sandbox.claim_identity()
+            mine = uids.claim_identity()
             os.write(write, str(mine.uid).encode())
             mine.release()
             code = 0
@@ -352,7 +353,7 @@ def test_a_released_uid_is_kept_clean_and_locked_for_this_processs_next_run(monk
         forks_uid = int(f.read())
     assert os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0
     assert forks_uid != first.uid
-    again = sandbox.claim_identity()
+    again = uids.claim_identity()
     try:
         assert again.uid == first.uid
     finally:
@@ -583,11 +584,11 @@ def test_a_reused_uid_finds_nothing_of_a_grader_that_died(tmp_path, reachable_py
     that uid removes both before any new student code runs as it."""
     import subprocess
 
-    monkeypatch.setattr(sandbox, "_CLEAN", [])   # none kept clean by this process's runs
+    monkeypatch.setattr(uids, "_CLEAN", [])   # none kept clean by this process's runs
     # uids of this test's own, far above the ones other test processes claim meanwhile
     # (one of them could otherwise take the freed uid first, and clean it itself)
-    monkeypatch.setattr(sandbox, "UID_BASE", sandbox.UID_BASE + sandbox.UID_COUNT - 64)
-    monkeypatch.setattr(sandbox, "UID_COUNT", 64)
+    monkeypatch.setattr(uids, "UID_BASE", uids.UID_BASE + uids.UID_COUNT - 64)
+    monkeypatch.setattr(uids, "UID_COUNT", 64)
     folder = RunFolder(sandbox.plan("process"))
     uid = folder.identity.uid
     process = StudentProcess(folder, _student(tmp_path, "who", WHO), "who", Limits(), "process")
@@ -596,7 +597,7 @@ def test_a_reused_uid_finds_nothing_of_a_grader_that_died(tmp_path, reachable_py
     folder.identity.lock_fd = -1               # ...its folder and child stay
     stale_root, stale_pid = folder.root, process.proc.pid
     try:
-        again = sandbox.claim_identity()
+        again = uids.claim_identity()
         try:
             assert again.uid == uid
             assert not stale_root.exists()

@@ -276,9 +276,9 @@ def test_the_reaper_spares_the_graders_own_forks_and_kills_strays():
     import signal
     import time
 
-    from grader.run import sandbox
+    from grader.run import processes
 
-    if not sandbox.become_subreaper():
+    if not processes.become_subreaper():
         pytest.skip("no subreaper on this platform")
     own = os.fork()
     if own == 0:
@@ -293,7 +293,7 @@ def test_the_reaper_spares_the_graders_own_forks_and_kills_strays():
         deadline = time.monotonic() + 5
         while os.getsid(stray) == os.getsid(0) and time.monotonic() < deadline:
             time.sleep(0.01)   # until the stray has left the grader's session
-        sandbox.reap_strays(keep=set())
+        processes.reap_strays(keep=set())
         with pytest.raises(ChildProcessError):   # killed and reaped
             os.waitpid(stray, os.WNOHANG)
         assert os.waitpid(own, os.WNOHANG) == (0, 0)   # still running
@@ -309,9 +309,9 @@ def test_an_orphan_that_comes_back_to_the_grader_is_found_and_killed():
     import os
     import time
 
-    from grader.run import sandbox
+    from grader.run import processes
 
-    if not sandbox.become_subreaper():
+    if not processes.become_subreaper():
         pytest.skip("no subreaper on this platform")
     read, write = os.pipe()
     middle = os.fork()
@@ -327,11 +327,11 @@ def test_an_orphan_that_comes_back_to_the_grader_is_found_and_killed():
     orphan = int(os.read(read, 32))
     os.close(read)
     os.close(write)
-    assert str(orphan) in sandbox._child_pids(os.getpid())
-    sandbox.reap_strays(keep=set())
+    assert str(orphan) in processes.child_pids(os.getpid())
+    processes.reap_strays(keep=set())
     with pytest.raises(ChildProcessError):   # killed and reaped
         os.waitpid(orphan, os.WNOHANG)
-    assert str(os.getpid()) in sandbox._child_pids(2 ** 22 + 1)   # no such process: all
+    assert str(os.getpid()) in processes.child_pids(2 ** 22 + 1)   # no such process: all
 
 
 def test_run_folders_go_where_tmpdir_says_and_else_into_memory_when_it_has_room(

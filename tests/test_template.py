@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from grader.course.limits import Limits
-from grader.run import sandbox
+from grader.run import bubblewrap, sandbox
 from grader.run.outcome import Status
 from grader.run.student import RunFolder, StudentProcess
 from grader.run.template import fits, widest
@@ -260,7 +260,7 @@ def test_a_child_runs_below_the_graders_priority_and_cannot_raise_it(tmp_path, l
     (tmp_path / "nice.py").write_text(NICENESS)
     with run_folder(level, tmp_path) as (_, process):
         child = process("nice")
-        assert child.call("niceness").value == os.nice(0) + sandbox.STUDENT_NICENESS
+        assert child.call("niceness").value == os.nice(0) + bubblewrap.STUDENT_NICENESS
         if os.geteuid() != 0 or level == "bubblewrap":
             assert child.call("raise_priority").value == "refused"
 
@@ -451,7 +451,7 @@ def test_the_zygote_enters_no_holder_that_shares_its_namespaces(zygote, tmp_path
     info_r, info_w = os.pipe()
     ready_r, ready_w = os.pipe()
     try:
-        argv = sandbox.holder_command(folder.plan, str(folder.work), str(tmp_path),
+        argv = bubblewrap.holder_command(folder.plan, str(folder.work), str(tmp_path),
                                       str(folder.runtime), Limits(), info_w, ready_w)
         argv = [a for a in argv if a not in ("--unshare-pid", "--unshare-net")]
         holder = subprocess.Popen(argv, pass_fds=(info_w, ready_w), stdout=subprocess.DEVNULL)

@@ -25,7 +25,7 @@ from ..course.spec import Course, ExerciseSet
 from ..errors import CourseError
 from ..grading import Warm, grade_set
 from ..judge.results import ExerciseResult
-from ..run import sandbox
+from ..run import processes
 from ..run.student import open_run_folder
 from . import standins
 from .standins import COURSE_ONLY
@@ -95,18 +95,15 @@ PARTS = ("proofs", "wrong versions")
 def _check_in_fork(course, set_id, level, seeds, only, part):
     """(pid, read end): a fork that writes one part's findings as JSON and exits."""
     read, write = os.pipe()
-    pid = os.fork()
-    if pid == 0:   # pragma: no cover - runs in the fork
-        code = 1
-        try:
-            os.close(read)
-            sandbox.become_subreaper.cache_clear()   # a fork is no subreaper until it asks
-            findings = check_set(course, set_id, level, seeds, only, parts=(part,))
-            with os.fdopen(write, "w", encoding="utf-8") as out:
-                json.dump([dataclasses.asdict(f) for f in findings], out)
-            code = 0
-        finally:
-            os._exit(code)
+
+    def check():   # pragma: no cover - runs in the fork
+        os.close(read)
+        processes.become_subreaper.cache_clear()   # a fork is no subreaper until it asks
+        findings = check_set(course, set_id, level, seeds, only, parts=(part,))
+        with os.fdopen(write, "w", encoding="utf-8") as out:
+            json.dump([dataclasses.asdict(f) for f in findings], out)
+
+    pid = processes.fork_call(check)
     os.close(write)
     return pid, read
 

@@ -22,9 +22,10 @@ import sys
 import tempfile
 import threading
 import time
-import traceback
 from collections.abc import Callable, Iterator
 from pathlib import Path
+
+from ..run import processes
 
 
 def possible() -> bool:
@@ -108,24 +109,12 @@ def start(serve: Callable[[], object], cwd: str | Path, log: Path, keep_fd: int 
     stdout_r, stdout_w = os.pipe()
     for stream in (sys.stdout, sys.stderr):   # nothing buffered is written twice
         stream.flush()
-    pid = os.fork()
-    if pid == 0:   # pragma: no cover - runs in the fork
-        code = 1
-        try:
-            _become_worker(cwd, log, stdin_r, stdout_w, keep_fd, env or {})
-            serve()
-            code = 0
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else 0
-        except BaseException:
-            traceback.print_exc()
-        finally:
-            for stream in (sys.stdout, sys.stderr):   # os._exit flushes nothing: the
-                try:                                  # traceback goes to the log
-                    stream.flush()
-                except BaseException:
-                    pass
-            os._exit(code)
+
+    def work():   # pragma: no cover - runs in the fork; its traceback goes to the log
+        _become_worker(cwd, log, stdin_r, stdout_w, keep_fd, env or {})
+        serve()
+
+    pid = processes.fork_call(work, stdio=True)
     os.close(stdin_r)
     os.close(stdout_w)
     return ForkedProcess(pid, stdin_w, stdout_r)

@@ -18,12 +18,13 @@ own limits) is not the fork's.
 import gc
 import json
 import os
-import resource
 import select
-import signal
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
+
+from ..run import processes
+from ..run.processes import cpu_seconds as cpu_seconds  # its readers' name for it
 
 MAX_EVENT_BYTES = 4 * 1024 ** 2
 EXTRA_MEMORY = 1024 ** 3          # address space a fork may add to the grader's
@@ -65,11 +66,8 @@ class Fork:
     def __init__(self, target: Callable[[Any], None], budget: float):
         up_read, up_write = os.pipe()
         down_read, down_write = os.pipe()
-        self.pid = os.fork()
-        if self.pid == 0:   # pragma: no cover - runs in the fork
-            os.close(up_read)
-            os.close(down_write)
-            _run_child(target, up_write, down_read)
+        self.pid = processes.fork_call(
+            lambda: _run_child(target, up_write, down_read, (up_read, down_write)))
         os.close(up_write)
         os.close(down_read)
         self._up: int | None = up_read
@@ -98,7 +96,7 @@ class Fork:
             self._replies.close()
         except OSError:
             pass
-        _kill(self.pid)
+        processes.kill_and_reap(self.pid)
 
 
 class Event(dict):
@@ -133,38 +131,26 @@ class _Channel:   # pragma: no cover - runs in the fork
         return json.loads(line)
 
 
-def _run_child(target, up, down):   # pragma: no cover - runs in the fork
-    code = 0
+def _run_child(target, up, down, theirs):   # pragma: no cover - runs in the fork
+    """The fork's life (``processes.fork_call`` exits with what it returns)."""
+    for fd in theirs:
+        os.close(fd)
     # a short life: no collection, which would walk (and so copy) the whole inherited heap
     gc.disable()
     try:
-        _cap_memory()
+        processes.cap_address_space(EXTRA_MEMORY)
         channel = _Channel(up, down)
         target(channel)
         channel.emit({"done": True})
+        return 0
     except BaseException:   # a bug on the trusted side: the parent says where
-        code = 1
         try:
             import traceback
 
             channel.emit({"crash": traceback.format_exc()[-4000:]})
         except BaseException:
             pass
-    finally:
-        os._exit(code)
-
-
-def _cap_memory():   # pragma: no cover - runs in the fork
-    try:
-        with open("/proc/self/statm", encoding="ascii") as f:
-            current = int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
-    except (OSError, ValueError):
-        return
-    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
-    cap = current + EXTRA_MEMORY
-    if hard != resource.RLIM_INFINITY:
-        cap = min(cap, hard)
-    resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
+        return 1
 
 
 def _read_events(fd, budget, replies, pid):
@@ -208,26 +194,16 @@ class _Clock:
     def __init__(self, pid, budget):
         self.pid, self.budget = pid, budget
         self.start = time.monotonic()
-        self.cpu = cpu_seconds(pid)
+        self.cpu = processes.cpu_seconds(pid)
 
     def remaining(self) -> float:
         elapsed = time.monotonic() - self.start
         if elapsed < self.budget:
             return self.budget - elapsed
-        cpu = cpu_seconds(self.pid)
+        cpu = processes.cpu_seconds(self.pid)
         if self.cpu is None or cpu is None or elapsed >= self.budget * STARVED_FACTOR:
             return 0.0
         return max(0.0, min(self.budget - (cpu - self.cpu), 0.25))
-
-
-def cpu_seconds(pid):
-    """User and system CPU seconds of a live process, None where /proc cannot tell."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            fields = f.read().rsplit(b")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    except (OSError, ValueError, IndexError):
-        return None
 
 
 def _parse(line):
@@ -238,14 +214,3 @@ def _parse(line):
     if type(event) is not dict:
         raise Overrun("unreadable event")
     return event
-
-
-def _kill(pid):
-    try:
-        os.kill(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-    try:
-        os.waitpid(pid, 0)
-    except ChildProcessError:
-        pass

@@ -1,14 +1,13 @@
 """Start, kill and wait for one sandboxed child process; say why it died.
 
-``sandbox`` decides how a child is isolated (its command, rlimits, uid);
+``sandbox`` decides how a child is isolated, ``bubblewrap`` makes its command;
 this module runs it in a session of its own, kills its whole process group,
 and turns its exit status into a ``Crash`` from the exit status, the signal
-and the limits alone (never from what the child printed).  ``Reaper`` holds
-the pids of a run's live children, so strays re-parented to the grader (a
-student's double fork) can be told apart and killed.
+and the limits alone (never from what the child printed).  Its ``reaper``
+(``processes.Reaper``) holds the pids of a run's live children, so strays
+re-parented to the grader (a student's double fork) can be told apart and killed.
 """
 
-import os
 import signal
 import subprocess
 from collections.abc import Callable, Collection
@@ -16,30 +15,12 @@ from pathlib import Path
 from typing import IO, Any
 
 from ..course.limits import Limits
-from . import sandbox
+from . import processes
 from .inside import EXIT_OUT_OF_MEMORY
 from .outcome import Crash
+from .processes import Reaper
 
 BWRAP_SIGNAL_BASE = 128   # bwrap reports its child's signal N as exit 128 + N
-
-
-class Reaper:
-    """The live children of one grading run, and the killing of strays.
-
-    Makes the grader a subreaper (once per process), so what a student
-    detaches from its child's process group still comes back to be killed.
-    """
-
-    def __init__(self):
-        sandbox.become_subreaper()
-        self.live = set()
-
-    def started(self, pid: int) -> None:
-        self.live.add(pid)
-
-    def ended(self, pid: int) -> None:
-        self.live.discard(pid)
-        sandbox.reap_strays(self.live)
 
 
 class Child:
@@ -76,10 +57,7 @@ class Child:
 
     def kill(self) -> None:
         """Kill the child and its process group; reap it and any stray."""
-        try:
-            os.killpg(self.popen.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
+        processes.kill(self.popen.pid, group=True)
         self.popen.kill()
         self.popen.wait()
         self.reaper.ended(self.popen.pid)

@@ -34,10 +34,10 @@ from typing import Any
 from .. import wire
 from ..course.limits import Limits
 from ..errors import CourseError
-from . import sandbox
+from . import bubblewrap, sandbox
 from .channel import Channel, Waited
-from .child import Reaper
 from .outcome import FOLDER_TAMPERED, REQUESTS_UNREAD, CallOutcome, Crash, Status
+from .processes import Reaper
 from .template import ForkedChild, Template, TemplateGone, fits
 from .zygote_process import copy_runtime
 
@@ -477,7 +477,7 @@ class StudentProcess:
         self.template = self.folder.template(self.limits, self.preload)
         self.workdir = self.folder.new_workdir()
         disk_cap = None if self.level == "none" else \
-            self.limits.tmp + sandbox.file_size_cap(self.limits)
+            self.limits.tmp + bubblewrap.file_size_cap(self.limits)
         # without a uid of its own the child may write in work/ beside its folder: count it
         channel = Channel(self.workdir, self.folder.identity, disk_cap,
                           self.folder.work if self.folder.identity is None else None)

@@ -25,8 +25,9 @@ from pathlib import Path
 from typing import IO, Any
 
 from ..course.limits import Limits
-from . import sandbox, zygote_process
+from . import bubblewrap, sandbox, zygote_process
 from .child import Child, diagnose
+from .identity import kill_processes_of
 from .outcome import Crash
 
 ANSWER_SECONDS = 5.0        # for a fork or a kill; the template does nothing else
@@ -108,7 +109,7 @@ class Template:
         # a new file in runtime/, which no child may write (work/ a child may, where
         # its uid is the grader's user's: a link planted there would be written through)
         path = folder.write_new_shared("template-", json.dumps(settings).encode())
-        argv = sandbox.command(folder.plan, str(folder.runtime / zygote_process.CHILD),
+        argv = bubblewrap.command(folder.plan, str(folder.runtime / zygote_process.CHILD),
                                str(folder.work), str(folder.files), str(folder.runtime),
                                own) + ["--settings", str(path)]
         self._launch(argv, own, console, (theirs.fileno(),))
@@ -122,7 +123,7 @@ class Template:
         folder = self.folder
         self.process = Child.start(
             argv, folder.work, console, sandbox.child_env(str(folder.work)),
-            None if own is None else sandbox.preexec(folder.plan, own, cpu=False), fds,
+            None if own is None else bubblewrap.preexec(folder.plan, own, cpu=False), fds,
             folder.plan.level, self.limits, folder.reaper)
 
     def _enter(self, zygote: "Zygote", own: Limits, theirs: socket.socket,
@@ -138,8 +139,8 @@ class Template:
         self.holder = holder
         identity = folder.plan.identity
         settings = {"env": sandbox.child_env(str(folder.work)),
-                    "rlimits": sandbox.rlimits(own, cpu=False),
-                    "nice": sandbox.STUDENT_NICENESS, "kill_all": True,
+                    "rlimits": bubblewrap.rlimits(own, cpu=False),
+                    "nice": bubblewrap.STUDENT_NICENESS, "kill_all": True,
                     # the zygote's CPUs are all of them: a pinned worker's sandbox runs
                     # where it does, as one it starts itself would (batch.pin_cpus)
                     "cpus": sorted(os.sched_getaffinity(0)) if hasattr(
@@ -165,7 +166,7 @@ class Template:
         info_r, info_w = os.pipe()
         ready_r, ready_w = os.pipe()
         try:
-            argv = sandbox.holder_command(folder.plan, str(folder.work), str(folder.files),
+            argv = bubblewrap.holder_command(folder.plan, str(folder.work), str(folder.files),
                                           str(folder.runtime), own, info_w, ready_w)
             self._launch(argv, None, console, (info_w, ready_w))
             os.close(info_w)
@@ -224,8 +225,8 @@ class Template:
         request = {"op": "fork", "id": rid, "workdir": str(workdir), "job": job,
                    "preload": [name for name in preload if name not in self.preloaded],
                    "limits": None if self.folder.plan.level == "none" else {
-                       "memory": limits.memory, "cpu": sandbox.cpu_seconds(limits),
-                       "fsize": sandbox.file_size_cap(limits),
+                       "memory": limits.memory, "cpu": bubblewrap.cpu_seconds(limits),
+                       "fsize": bubblewrap.file_size_cap(limits),
                        "processes": limits.processes + self.own_processes}}
         self.preloaded.update(preload)
         self._send(request, [stdin, answers, console])
@@ -278,7 +279,7 @@ class Template:
             if self.folder.plan.level == "process" and identity is not None:
                 # no PID namespace ends with it: what its children started (a chain
                 # that outlives a sweep, one that killed the template) dies here
-                sandbox.kill_processes_of(identity.uid)
+                kill_processes_of(identity.uid)
 
     # ------------------------------------------------------------ messages
     def poll(self) -> None:
@@ -349,7 +350,7 @@ def _encoded(program: bytes | None) -> str | None:
 
 def _holder_pid(info_fd: int, ready_fd: int, seconds: float) -> int | None:
     """The sandbox's pid 1 once the holder runs inside the finished sandbox; None if
-    the holder does not say so within ``seconds`` (see sandbox.holder_command)."""
+    the holder does not say so within ``seconds`` (see bubblewrap.holder_command)."""
     deadline = time.monotonic() + seconds
     ready = b""
     while b"\n" not in ready:
