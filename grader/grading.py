@@ -3,7 +3,7 @@
 The data flow, in order: the loaded set (``spec_loader``), one student
 process per exercise (``student_process``, isolated by ``sandbox``), plain
 answers judged against the reference (``judge``, ``compare``), hidden pytest
-tests over a proxy (``hidden_tests``), points (``points``), a RunResult.
+tests over a proxy (``judge.hidden``), points (``points``), a RunResult.
 """
 
 import contextlib
@@ -17,13 +17,14 @@ from . import wire
 from .course import cache, units
 from .course.limits import Limits
 from .course.spec import Course, Exercise, ExerciseSet
-from .judge import hidden_tests as pytest_checks
+from .judge import hidden
 from .judge.check import check_fields, load_lines
 from .judge.jobs import EXERCISE_SECONDS, JudgeJob, answers_of, judge_bounded
 from .judge.msg import Msg
 from .judge.points import resolve_points
 from .judge.results import CheckResult, ExerciseResult, RunResult
 from .run import sandbox
+from .run.exercise_processes import ExerciseProcesses
 from .run.references import Reference, StoredAnswers
 from .run.student import RunFolder, StudentProcess, open_run_folder
 from .run.student import request as student_request
@@ -82,7 +83,7 @@ class Warm:
     (a watch loop grading one student's saves); None: each grading has its own.
     Never shared between students: a folder is one student's sandbox.
     ``replays``: hidden tests' finished runs, and judged answers, are kept for the
-    next gradings (``hidden_tests.Replays``, ``jobs.memo_key``); a single grading
+    next gradings (``hidden.Replays``, ``jobs.memo_key``); a single grading
     has no next one.
     """
 
@@ -91,7 +92,7 @@ class Warm:
         self.references: dict[tuple, Reference] = {}   # by Exercise.copy_key
         self.stored: dict[Path, StoredAnswers | None] = {}   # per set: answers on disk
         # per set: finished hidden tests
-        self.replays: dict[Path, pytest_checks.Replays] | None = {} if replays else None
+        self.replays: dict[Path, hidden.Replays] | None = {} if replays else None
         self.judged: dict[tuple, Any] | None = {} if replays else None   # jobs.memo_key
         self.folder = folder
         self.fresh = False     # its folder was staged just now (start_run)
@@ -141,76 +142,97 @@ def grade_set(exercise_set: ExerciseSet, submission: str | Path, level: str,
     exercises = [e.with_variant(variants[e.id]) if variants and e.id in variants
                  else e.for_student(student)
                  for e in exercise_set.exercises if only is None or e.id in only]
-    if warm.folder is not None:
-        folder, plan = warm.folder, warm.folder.plan
-        sandbox.check_required(plan, required, exercise_set.solutions_dir)
-        # a watch loop's folder: brought up to date with the files saved since
-        folder.stage(submission, exercise_set.exercises_dir, refresh=not warm.fresh)
-        warm.fresh = False
-    else:
-        folder = open_run_folder(level, exercise_set.solutions_dir, required, warm.zygote)
-        plan = folder.plan
-    processes: dict[str, StudentProcess] = {}
-    session = None
-    stored = warm.stored_answers(exercise_set)
+    folder = _run_folder(warm, exercise_set, submission, level, required)
+    processes = ExerciseProcesses()
     try:
-        graded = {}
-        for exercise in exercises:
-            limits = exercise.limits.merged(**(limit_overrides or {}))
-            processes[exercise.id] = StudentProcess(
-                folder, submission, exercise.module, limits, level,
-                public=[exercise_set.exercises_dir], preload=exercise.child_modules)
-        if processes:
-            folder.warm(submission, [str(exercise_set.exercises_dir)],
-                        widest(*(p.limits for p in processes.values())),
-                        tuple(sorted({m for e in exercises for m in e.child_modules})),
-                        light=any(not e.child_modules for e in exercises))
-        budget = max((p.limits.time for p in processes.values()), default=0) + JUDGE_MARGIN
-        # each exercise's trusted time on its answers, its hidden tests' and its judging
-        allowance = {e.id: EXERCISE_SECONDS for e in exercises}
-        # those whose children import only numpy first (their template is ready first,
-        # see RunFolder.warm); then those without hidden tests: the session collects
-        order = sorted(exercises, key=lambda e: (bool(e.child_modules),
-                                                 bool(hidden_tests and e.test_files)))
-        if hidden_tests and any(e.test_files for e in exercises):
-            pytest_checks.preload()   # once here, not in each of the session's forks
-            # each exercise's tests then run on the child its YAML checks used (with the
-            # run's limits); a fork starved by a child's burners is not an overrun
-            # (bounded's clock counts the fork's own CPU)
-            session = pytest_checks.Session(
-                [_with_limits(e, processes[e.id].limits) for e in order], processes, budget,
-                None if warm.replays is None else
-                warm.replays.setdefault(exercise_set.solutions_dir, pytest_checks.Replays()),
-                allowance)
-        pending: list = []   # every exercise's answers, judged in one fork below
-        previous = None
-        for exercise in order:   # one student process alive at a time
-            if previous is not None:
-                previous.close()
-            previous = processes[exercise.id]
-            graded[exercise.id] = _yaml_checks(
-                exercise, previous, warm.reference(exercise, stored), pending)
-            if session is not None:
-                session.serve(exercise.id)
-        hidden = session.finish() if session is not None else []
-        if stored is not None:
-            stored.save()
-        _judge(pending, graded, budget, warm.judged, allowance)
-        for exercise in exercises:
-            graded[exercise.id] = _with_hidden_proof(graded[exercise.id])
-        for exercise, result, points in hidden:
-            graded[exercise.id].append((_with_substance(result, graded[exercise.id]), points))
+        _start_processes(processes, folder, submission, level, exercise_set, exercises,
+                         limit_overrides)
+        graded = _graded(exercise_set, exercises, processes, warm, hidden_tests)
     finally:
-        if session is not None:
-            session.close()
-        for process in processes.values():
-            process.close()
+        processes.close_all(wait=False)
         if folder is not warm.folder:
             folder.close()
     results = tuple(_with_points(e, graded[e.id]) for e in exercises)
     return RunResult(exercise_set.id, exercise_set.title, results,
-                     plan.description, str(submission),
+                     folder.plan.description, str(submission),
                      time.monotonic() - start, exercise_set.released)
+
+
+def _run_folder(warm: Warm, exercise_set: ExerciseSet, submission: Path, level: str,
+                required: str | None) -> RunFolder:
+    """The Warm's run folder (a watch loop's, brought up to date with the files saved
+    since), else a new one."""
+    if warm.folder is None:
+        return open_run_folder(level, exercise_set.solutions_dir, required, warm.zygote)
+    sandbox.check_required(warm.folder.plan, required, exercise_set.solutions_dir)
+    warm.folder.stage(submission, exercise_set.exercises_dir, refresh=not warm.fresh)
+    warm.fresh = False
+    return warm.folder
+
+
+def _start_processes(processes: ExerciseProcesses, folder: RunFolder, submission: Path,
+                     level: str, exercise_set: ExerciseSet, exercises: list[Exercise],
+                     limit_overrides: dict[str, Any] | None) -> None:
+    """One student process an exercise, their template warmed with what they import."""
+    for exercise in exercises:
+        limits = exercise.limits.merged(**(limit_overrides or {}))
+        processes.add(exercise.id, StudentProcess(
+            folder, submission, exercise.module, limits, level,
+            public=[exercise_set.exercises_dir], preload=exercise.child_modules))
+    if processes:
+        folder.warm(submission, [str(exercise_set.exercises_dir)],
+                    widest(*(p.limits for p in processes)),
+                    tuple(sorted({m for e in exercises for m in e.child_modules})),
+                    light=any(not e.child_modules for e in exercises))
+
+
+def _graded(exercise_set: ExerciseSet, exercises: list[Exercise],
+            processes: ExerciseProcesses, warm: Warm, hidden_tests: bool
+            ) -> dict[str, list[tuple[CheckResult | None, float | None]]]:
+    """(CheckResult, points) pairs by exercise id: the YAML checks' answers, each
+    exercise's hidden tests run on the child its checks used, then every answer judged."""
+    budget = max((p.limits.time for p in processes), default=0) + JUDGE_MARGIN
+    # each exercise's trusted time on its answers, its hidden tests' and its judging
+    allowance = {e.id: EXERCISE_SECONDS for e in exercises}
+    # those whose children import only numpy first (their template is ready first,
+    # see RunFolder.warm); then those without hidden tests: the session collects
+    order = sorted(exercises, key=lambda e: (bool(e.child_modules),
+                                             bool(hidden_tests and e.test_files)))
+    session = _session(exercise_set, order, processes, warm, budget, allowance) \
+        if hidden_tests and any(e.test_files for e in exercises) else None
+    stored = warm.stored_answers(exercise_set)
+    graded: dict = {}
+    pending: list = []   # every exercise's answers, judged in one fork below
+    try:
+        for exercise in order:
+            graded[exercise.id] = _yaml_checks(exercise, processes.current(exercise.id),
+                                               warm.reference(exercise, stored), pending)
+            if session is not None:
+                session.serve(exercise.id)
+        hidden = session.finish() if session is not None else []
+    finally:
+        if session is not None:
+            session.close()
+    if stored is not None:
+        stored.save()
+    _judge(pending, graded, budget, warm.judged, allowance)
+    for exercise in exercises:
+        graded[exercise.id] = _with_hidden_proof(graded[exercise.id])
+    for exercise, result, points in hidden:
+        graded[exercise.id].append((_with_substance(result, graded[exercise.id]), points))
+    return graded
+
+
+def _session(exercise_set: ExerciseSet, order: list[Exercise], processes: ExerciseProcesses,
+             warm: Warm, budget: float, allowance: dict[str, float]) -> hidden.Session:
+    """The hidden tests' session, collecting at once: each exercise's tests then run on
+    the child its YAML checks used (with the run's limits); a fork starved by a child's
+    burners is not an overrun (bounded's clock counts the fork's own CPU)."""
+    hidden.preload()   # once here, not in each of the session's forks
+    replays = None if warm.replays is None else \
+        warm.replays.setdefault(exercise_set.solutions_dir, hidden.Replays())
+    return hidden.Session([_with_limits(e, processes[e.id].limits) for e in order],
+                          processes, budget, replays, allowance)
 
 
 JUDGE_MARGIN = 2.0   # seconds of trusted work per check, beyond its call time limit

@@ -14,7 +14,9 @@ import pytest
 from grader.course import loader
 from grader.course.spec import Course
 from grader.grading import Warm, grade_set
-from grader.judge import bounded, hidden_tests
+from grader.judge import bounded, hidden
+from grader.judge.hidden import plugin
+from grader.run.exercise_processes import ExerciseProcesses
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -26,7 +28,7 @@ def sessions(monkeypatch):
     real = bounded.Fork.__init__
 
     def counted(self, target, *args, **kwargs):
-        if getattr(target, "func", None) is hidden_tests._session:
+        if getattr(target, "func", None) is plugin.run_session:
             started.append(target.args[1])   # its ``only``
         real(self, target, *args, **kwargs)
 
@@ -74,7 +76,7 @@ def test_other_answers_run_the_tests_for_real_from_the_first_that_differs(tmp_pa
 
 
 def test_a_changed_test_file_forgets_what_was_recorded(tmp_path, sessions):
-    replays = hidden_tests.Replays()
+    replays = hidden.Replays()
     test = tmp_path / "test_x.py"
     test.write_text("def test_x(student):\n    pass\n")
     replays.follow({test: None})
@@ -275,8 +277,8 @@ def test_a_pytest_fork_killed_midway_leaves_no_folder_behind(tmp_path, monkeypat
     scratch.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(scratch))
     exercise_set = loader.load_set(Course(ROOT), "day3")
-    session = hidden_tests.Session([e for e in exercise_set.exercises if e.test_files][:1],
-                                   {}, budget=30)
+    session = hidden.Session([e for e in exercise_set.exercises if e.test_files][:1],
+                             ExerciseProcesses(), budget=30)
     try:
         next(session.fork)   # pytest runs: its first event
     finally:

@@ -10,7 +10,6 @@ import pytest
 
 from grader.course.limits import Limits
 from grader.judge.check import outcome_lines
-from grader.judge.hidden_tests import outcome_from_wire, outcome_to_wire
 from grader.report.messages import render
 from grader.run.channel import INLINE_BYTES, Channel, Waited
 from grader.run.child import diagnose
@@ -42,11 +41,11 @@ def test_unknown_status_is_refused():
 
 def test_a_crash_crosses_the_hidden_test_fork_as_plain_data():
     outcome = CallOutcome.crashed(Crash.over_limit("memory", 768 * MiB))
-    data = json.loads(json.dumps(outcome_to_wire(outcome)))
+    data = json.loads(json.dumps(outcome.to_plain()))
     assert data["status"] == "crashed"
-    back = outcome_from_wire(data)
+    back = CallOutcome.from_plain(data)
     assert back.status is Status.CRASHED and back.crash == outcome.crash
-    assert outcome_from_wire(json.loads(json.dumps(outcome_to_wire(CallOutcome("ok", 3))))).ok
+    assert CallOutcome.from_plain(json.loads(json.dumps(CallOutcome("ok", 3).to_plain()))).ok
 
 
 # ------------------------------------------------------------ Crash and its message

@@ -158,7 +158,9 @@ def test_an_answer_against_the_trusted_side_fails_only_its_checks(attack_runs, n
 def test_an_overrun_says_the_check_took_too_long(attack_runs):
     doc, _ = attack_runs["a formula that costs 3**(10**8)", "default"]
     test = next(t for t in doc["tests"] if t["extra_data"]["check"] == "cells-formula")
-    assert "took longer than 4 s" in test["output"]
+    # the fork's CPU budget (the 2 s call limit + 2) ends it first on a quiet machine; on a
+    # loaded one the fork gets less CPU than wall time and the answer's own 5 s ends it
+    assert re.search(r"took longer than [45] s", test["output"]), test["output"]
 
 
 def test_nan_formula_is_named(attack_runs):

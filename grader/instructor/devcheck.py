@@ -83,9 +83,9 @@ def _preload(course, set_ids):
         with contextlib.suppress(CourseError):
             spec_loader.load_set(course, set_id)
     from ..course import units
-    from ..judge import hidden_tests
+    from ..judge import hidden
 
-    hidden_tests.preload()
+    hidden.preload()
     units.preload()
 
 

@@ -42,9 +42,9 @@ def preload() -> None:
     ``_pytest/`` or ``pdb/`` for its workers to inherit."""
     with current_folder_off_path():
         from .. import grading  # noqa: F401
-        from ..judge import hidden_tests
+        from ..judge import hidden
 
-        hidden_tests.preload()
+        hidden.preload()
     gc.freeze()
 
 

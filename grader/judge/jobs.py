@@ -16,7 +16,7 @@ from . import bounded, timelimit
 from . import compare as cmp
 from .check import check_fields, judge
 from .msg import Msg
-from .results import CheckResult, outcome_from_plain, outcome_to_plain
+from .results import CheckResult
 
 
 @dataclasses.dataclass(frozen=True)
@@ -60,12 +60,12 @@ def judge_bounded(jobs: Sequence[JudgeJob], budget: float, memo: dict | None = N
     todo = []
     for i, job in enumerate(jobs):
         if keys[i] is not None and keys[i] in kept:
-            yield i, outcome_from_plain(kept[keys[i]], **job.fields())
+            yield i, CheckResult.from_plain(kept[keys[i]], **job.fields())
         elif judged_here(job):   # as the fork would, through its plain form
-            plain = outcome_to_plain(judge_safely(job))
+            plain = judge_safely(job).to_plain()
             if keys[i] is not None:
                 kept[keys[i]] = plain
-            yield i, outcome_from_plain(plain, **job.fields())
+            yield i, CheckResult.from_plain(plain, **job.fields())
         else:
             todo.append(i)
     for n, result, plain in _judged([jobs[i] for i in todo], budget, allowance):
@@ -140,14 +140,14 @@ def _judged(jobs, budget, allowance):
     if not bounded.can_fork():
         for i, job in enumerate(jobs):
             result, _, finished = judge_in_time(job, allowance)
-            yield i, result, outcome_to_plain(result) if finished else None
+            yield i, result, result.to_plain() if finished else None
         return
     start = 0
     while start < len(jobs):
         def work(channel, first=start):
             for i in range(first, len(jobs)):
                 result, spent, finished = judge_in_time(jobs[i], allowance)
-                channel.emit({"i": i, "result": outcome_to_plain(result), "spent": spent,
+                channel.emit({"i": i, "result": result.to_plain(), "spent": spent,
                               "finished": finished})
 
         try:
@@ -159,7 +159,7 @@ def _judged(jobs, budget, allowance):
                 job = jobs[index]
                 allowance[job.exercise.id] = _left(allowance, job.exercise) - spent
                 plain = event.get("result", {})
-                yield index, outcome_from_plain(plain, **job.fields()), \
+                yield index, CheckResult.from_plain(plain, **job.fields()), \
                     plain if event.get("finished") is True else None
                 start = index + 1
         except bounded.Overrun as exc:

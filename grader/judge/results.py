@@ -42,6 +42,31 @@ class CheckResult:
     def with_points(self, points: float) -> "CheckResult":
         return dataclasses.replace(self, max_score=points)
 
+    def to_plain(self) -> dict[str, Any]:
+        """The parts that judging decides, as JSON-able data (to cross a fork).
+
+        Values that are not plain (arrays, sympy, fractions) travel as the text
+        the report would show, so the parent never rebuilds a student's object.
+        """
+        return {"passed": bool(self.passed), "lines": [_plain(m) for m in self.lines],
+                "tags": [str(t) for t in self.tags], "answered": bool(self.answered),
+                "shadowed": [str(t) for t in self.shadowed],
+                "output": self.output[:OUTPUT_KEPT],
+                "margin": self.margin if isinstance(self.margin, float) else None}
+
+    @classmethod
+    def from_plain(cls, data: dict[str, Any], **base: Any) -> "CheckResult":
+        """Rebuild from ``to_plain`` data and the fields that come from the spec."""
+        margin = data.get("margin")
+        return cls(passed=data.get("passed") is True,
+                   lines=tuple(_unplain(m) for m in data.get("lines", ())),
+                   tags=tuple(t for t in data.get("tags", ()) if type(t) is str),
+                   shadowed=tuple(t for t in data.get("shadowed", ()) if type(t) is str),
+                   output=data["output"] if type(data.get("output")) is str else "",
+                   answered=data.get("answered") is True,
+                   margin=float(margin) if isinstance(margin, (int, float))
+                   and not isinstance(margin, bool) else None, **base)
+
 
 @dataclasses.dataclass(frozen=True)
 class ExerciseResult:
@@ -87,32 +112,6 @@ def misconception_line(misconception: Misconception) -> Msg:
 # ------------------------------------------------------------ crossing a fork
 
 OUTPUT_KEPT = 8000   # characters of a student's printed output a result keeps
-
-def outcome_to_plain(result: CheckResult) -> dict[str, Any]:
-    """The parts of a CheckResult that judging decides, as JSON-able data.
-
-    Values that are not plain (arrays, sympy, fractions) travel as the text
-    the report would show, so the parent never rebuilds a student's object.
-    """
-    return {"passed": bool(result.passed), "lines": [_plain(m) for m in result.lines],
-            "tags": [str(t) for t in result.tags], "answered": bool(result.answered),
-            "shadowed": [str(t) for t in result.shadowed],
-            "output": result.output[:OUTPUT_KEPT],
-            "margin": result.margin if isinstance(result.margin, float) else None}
-
-
-def outcome_from_plain(data: dict[str, Any], **base: Any) -> CheckResult:
-    """Rebuild a CheckResult from ``outcome_to_plain`` data and the spec's fields."""
-    margin = data.get("margin")
-    return CheckResult(passed=data.get("passed") is True,
-                       lines=tuple(_unplain(m) for m in data.get("lines", ())),
-                       tags=tuple(t for t in data.get("tags", ()) if type(t) is str),
-                       shadowed=tuple(t for t in data.get("shadowed", ()) if type(t) is str),
-                       output=data["output"] if type(data.get("output")) is str else "",
-                       answered=data.get("answered") is True,
-                       margin=float(margin) if isinstance(margin, (int, float))
-                       and not isinstance(margin, bool) else None, **base)
-
 
 def _plain(value):
     if isinstance(value, Msg):

@@ -130,6 +130,21 @@ class CallOutcome:
     def ok(self) -> bool:
         return self.status is Status.OK
 
+    def to_plain(self) -> dict[str, Any]:
+        """JSON-able data, the value in wire form (for a hidden-test fork's calls)."""
+        return {"status": self.status.value, "value": wire.encode(self.value),
+                "error": self.error, "detail": self.detail, "output": self.output,
+                "output_dropped": self.output_dropped, "mutated_args": self.mutated_args,
+                "crash": self.crash.to_plain() if self.crash else None}
+
+    @classmethod
+    def from_plain(cls, data: dict[str, Any]) -> "CallOutcome":
+        crash = data.get("crash")
+        return cls(Status(data["status"]), value=wire.decode(data["value"]),
+                   error=data["error"], detail=data["detail"], output=data["output"],
+                   output_dropped=data["output_dropped"], mutated_args=data["mutated_args"],
+                   crash=Crash.from_plain(crash) if crash else None)
+
 
 def outcome_from_answer(raw: Any, answer_digest: str = "") -> CallOutcome:
     """Validate an answer file's fields; only known fields and types pass.
