@@ -15,7 +15,7 @@ import pytest
 GRADER = Path(__file__).resolve().parents[1] / "grader"
 STAGES = {   # first part of the module's path inside grader/ -> stage
     "errors": 0, "files": 0, "wire": 0, "__init__": 0,
-    "course": 1, "run": 2, "judge": 3, "grading": 4, "report": 5, "instructor": 6,
+    "course": 1, "run": 2, "judge": 3, "grading": 4, "quiz": 4, "report": 5, "instructor": 6,
     "watch": 7, "cli": 7, "notebook": 7, "entry": 8, "__main__": 8,
 }
 
@@ -93,6 +93,45 @@ def test_no_import_circle():
         if module not in state:
             visit(module, [module])
     assert not cycles, "import circles:\n" + "\n".join(" -> ".join(c) for c in cycles)
+
+
+# what the judge and the report may take from the stages below them: data and the
+# reference solutions, never a student's process (grading owns those) or the judging
+# (run.processes: the primitives its own bounded forks use, no student's process)
+JUDGE_MAY_USE_FROM_RUN = {"grader.run.outcome", "grader.run.references", "grader.run.processes"}
+REPORT_MAY_USE = {"grader.judge.msg", "grader.judge.results", "grader.judge.points"}
+
+
+def _imports_of(prefix):
+    return [(m, d) for m, deps in graph().items() if m.startswith(prefix) for d in deps]
+
+
+def test_the_judge_starts_no_student_process():
+    """The judge compares answers; the hidden tests reach the student's processes only
+    through the ``StudentCalls`` the grading hands them."""
+    wrong = [(m, d) for m, d in _imports_of("grader.judge")
+             if d.startswith("grader.run") and d not in JUDGE_MAY_USE_FROM_RUN]
+    assert not wrong, "the judge imports the run stage:\n" + "\n".join(
+        f"  {m} -> {d}" for m, d in sorted(wrong))
+
+
+def test_the_report_runs_and_judges_nothing():
+    """A renderer phrases results it is given: it starts no process, calls no reference
+    solution and judges no answer (the quiz asks and judges in ``grader.quiz``)."""
+    wrong = [(m, d) for m, d in _imports_of("grader.report")
+             if (d.startswith(("grader.run", "grader.judge", "grader.grading"))
+                 and d not in REPORT_MAY_USE)]
+    assert not wrong, "the report runs or judges:\n" + "\n".join(
+        f"  {m} -> {d}" for m, d in sorted(wrong))
+
+
+def test_the_layer_rules_see_a_break(monkeypatch):
+    fake = {"grader.judge.x": {"grader.run.student"}, "grader.report.y": {"grader.judge.check"}}
+    monkeypatch.setattr(__import__(__name__), "graph", lambda: fake)
+    with pytest.raises(AssertionError, match="grader.judge.x -> grader.run.student"):
+        test_the_judge_starts_no_student_process()
+    with pytest.raises(AssertionError, match="grader.report.y -> grader.judge.check"):
+        test_the_report_runs_and_judges_nothing()
 
 
 def test_the_stages_are_folders():

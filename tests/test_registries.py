@@ -10,14 +10,14 @@ import click
 import pytest
 from conftest import ROOT
 
-from grader import cli
+from grader import cli, quiz
 from grader.course import formats, inputs
 from grader.course.spec import LANGUAGES, Compare, Text
 from grader.judge.check import RULES
 from grader.judge.compare import KINDS, compare, judged_plain, same_tree, tolerance_of
 from grader.judge.msg import Msg
 from grader.judge.verdict import Comparison, Verdict
-from grader.report import messages, quiz
+from grader.report import messages
 
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 

@@ -192,14 +192,8 @@ def quiz(set_id: str, exercise_id: str | None, submission: str | None, course_di
          lang: str, student: str | None) -> None:
     """Answer SET's typed-in questions here: choices by number, True/False, numbers and
     sizes. Each answer is checked at once and saved into your stub file."""
-    from ..report.quiz import (
-        feedback_lines,
-        judge_answer,
-        parse_answer,
-        prompt_lines,
-        questions,
-        record,
-    )
+    from ..quiz import judge_answer, parse_answer, questions, record
+    from ..report.quiz import feedback_lines, prompt_lines
 
     _, exercise_set, _ = _student_set(course_dir, set_id, exercise_id)
     folder = Path(submission or exercise_set.exercises_dir)

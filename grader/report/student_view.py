@@ -9,6 +9,7 @@ import ast
 import string
 
 from ..course.spec import Exercise, ExerciseSet
+from ..course.stubs import stub_functions
 from ..judge.msg import Msg, fmt
 from .messages import render
 from .progress import Progress, next_exercise
@@ -44,16 +45,6 @@ def prompt_text(exercise: Exercise, lang: str) -> str:
     """The prompt with this variant's numbers in place of its ``${name}`` fields."""
     shown = {name: fmt(value) for name, value in exercise.params.items()}
     return string.Template(exercise.prompt.get(lang)).safe_substitute(shown)
-
-
-def stub_functions(exercise: Exercise) -> dict[str, ast.FunctionDef]:
-    """The stub file's top-level functions by name ({} if it cannot be read)."""
-    stub = exercise.spec_path.with_name(exercise.file)
-    try:
-        tree = ast.parse(stub.read_text(encoding="utf-8"))
-    except (OSError, SyntaxError):
-        return {}
-    return {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
 
 
 def signatures(exercise: Exercise) -> list[str]:

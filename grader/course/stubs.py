@@ -1,0 +1,15 @@
+"""The stub file an exercise hands out, read as the course wrote it."""
+
+import ast
+
+from .spec import Exercise
+
+
+def stub_functions(exercise: Exercise) -> dict[str, ast.FunctionDef]:
+    """The stub file's top-level functions by name ({} if it cannot be read)."""
+    stub = exercise.spec_path.with_name(exercise.file)
+    try:
+        tree = ast.parse(stub.read_text(encoding="utf-8"))
+    except (OSError, SyntaxError):
+        return {}
+    return {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
