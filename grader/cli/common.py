@@ -33,9 +33,9 @@ def default_lang() -> str:
     return "en"
 
 
-def say(code: str, lang: str, err: bool = False, **values: Any) -> None:
-    """Print the catalogue's sentence ``code`` in ``lang``."""
-    click.echo(report.render(Msg(code, **values), lang), err=err)
+def say(msg: Msg, lang: str, err: bool = False) -> None:
+    """Print ``msg`` as the catalogue phrases it in ``lang``."""
+    click.echo(report.render(msg, lang), err=err)
 
 
 def internal_error() -> NoReturn:

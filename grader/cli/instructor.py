@@ -62,9 +62,9 @@ def dev_check(set_ids: tuple[str, ...], course_dir: str | None, isolation: str |
     problems = [f for f in findings if f.problem]
     sets = ", ".join(set_ids)
     if problems:
-        say("devcheck-problems", lang, count=len(problems), sets=sets)
+        say(Msg("devcheck-problems", count=len(problems), sets=sets), lang)
         sys.exit(ExitCode.FAILED)
-    say("devcheck-ok", lang, sets=sets, seeds=seeds)
+    say(Msg("devcheck-ok", sets=sets, seeds=seeds), lang)
 
 
 @main.command("new")
@@ -77,8 +77,9 @@ def new(set_id: str, exercise_id: str, course_dir: str | None, lang: str) -> Non
     from ..instructor.scaffold import new_exercise
 
     for path in new_exercise(load_course(course_dir), set_id, exercise_id):
-        say("new-wrote", lang, path=str(path))
-    say("new-next", lang, set=set_id, exercise=exercise_id)
+        say(Msg("new-wrote", path=str(path)), lang)
+    say(Msg("new-next", command=f"attn-grade dev check {set_id} --exercise {exercise_id}"),
+        lang)
 
 
 @main.command("schema")
@@ -134,10 +135,11 @@ def grade_all_command(set_id: str, submissions: str, out_dir: str, jobs: int, fo
     with _progress(submissions) as tick:
         rows = grade_all(course, exercise_set, submissions, out_dir, jobs, job, force,
                          tick, set(exercises), serve=serve_as_worker, lang=lang)
+    count = {status: sum(1 for r in rows if r["status"] == status)
+             for status in ("error", "empty")}
     said = [Msg("class-graded", count=len(rows), path=str(Path(out_dir) / "gradebook.csv"))]
-    for status, code in (("error", "class-graded-errors"), ("empty", "class-graded-empty")):
-        count = sum(1 for r in rows if r["status"] == status)
-        said += [Msg(code, count=count)] if count else []
+    said += [Msg("class-graded-errors", count=count["error"])] if count["error"] else []
+    said += [Msg("class-graded-empty", count=count["empty"])] if count["empty"] else []
     click.echo("".join(report.render(msg, lang) for msg in said))
     if with_report:
         _write_class_report(Path(out_dir), Path(out_dir) / "report.html", lang, "html", course,
@@ -167,7 +169,7 @@ def _write_class_report(folder: Path, output: Path, lang: str, fmt: str, course,
     """Write the class report of the results in ``folder`` to ``output``, and say so."""
     write_output(output, class_report_text(folder, output, lang, fmt, course, exercise_set),
                  lang)
-    say("class-wrote", lang, path=output)
+    say(Msg("class-wrote", path=output), lang)
 
 
 @main.command("report")
@@ -218,7 +220,7 @@ def export_gradescope(set_id: str, output: str, course_dir: str | None, lang: st
     spec_loader.load_set(course, set_id)
     data = gradescope_zip(course, set_id, lang, hidden_visibility, required)
     write_output(output, data, lang)
-    say("export-wrote", lang, path=str(output), size=len(data) // 1024, set=set_id)
+    say(Msg("export-wrote", path=str(output), size=len(data) // 1024, set=set_id), lang)
 
 
 @main.command("notebook")
@@ -237,7 +239,7 @@ def notebook_command(set_id: str, output: str, lang: str, course_dir: str | None
                                                command=notebook.INSTALL_COMMAND), lang))
     exercise_set = spec_loader.load_set(load_course(course_dir), set_id)
     path = notebook.write(exercise_set, output, lang)
-    say("notebook-wrote", lang, path=str(path))
+    say(Msg("notebook-wrote", path=str(path)), lang)
 
 
 @main.command("release")
@@ -257,4 +259,5 @@ def release(set_id: str, out_dir: str, course_dir: str | None, isolation: str | 
     course = load_course(course_dir)
     make_release(course, spec_loader.load_set(course, set_id), out_dir,
                  isolation or sandbox.strongest_available())
-    say("release-wrote", lang, set=set_id, folder=out_dir)
+    say(Msg("release-wrote", set=set_id, folder=out_dir,
+            command=f"python3 -m pip install -e . && attn-grade {set_id}"), lang)

@@ -207,7 +207,7 @@ def quiz(set_id: str, exercise_id: str | None, submission: str | None, course_di
         click.echo("\n".join(f"  {line}" for line in feedback_lines(result, lang)) + "\n")
         record(folder / question.exercise.file, question.check.function, answer)
     files = ", ".join(sorted({q.exercise.file for q in asked}))
-    say("quiz-done", lang, right=right, total=len(asked), files=files)
+    say(Msg("quiz-done", right=right, total=len(asked), files=files), lang)
 
 
 def _ask(question: Any, lang: str, parse: Callable[[Any, str], Any]) -> Any:
@@ -217,7 +217,7 @@ def _ask(question: Any, lang: str, parse: Callable[[Any, str], Any]) -> Any:
         try:
             return parse(question, text)
         except ValueError as exc:
-            say("quiz-invalid", lang, expect=str(exc))
+            say(Msg("quiz-invalid", expect=str(exc)), lang)
 
 
 @student_command("watch")
