@@ -324,11 +324,11 @@ def test_a_run_staged_as_it_started_is_not_synced_again_but_a_kept_one_is(tmp_pa
     """start_run stages the submission while the set loads; its grading does not walk
     it again. A folder kept for the next grading (a watch loop) is brought up to date."""
     from grader.grading import start_run
-    from grader.run import student
+    from grader.run import staging
 
     synced = []
-    real = student._sync_tree
-    monkeypatch.setattr(student, "_sync_tree", lambda *a: synced.append(a[0]) or real(*a))
+    real = staging.sync_tree
+    monkeypatch.setattr(staging, "sync_tree", lambda *a: synced.append(a[0]) or real(*a))
     submission = _solutions(tmp_path)
     course = Course(ROOT)
     exercise_set = loader.load_set(course, "day3")

@@ -1,11 +1,13 @@
 """One student module running in a child process, called through files.
 
-``RunFolder`` is one grading run's private folder, its sandboxed template
-and its live processes; ``StudentProcess`` calls into one submission module:
+``RunFolder`` (``run_folder``) is one grading run's private folder, its sandboxed
+template and its live processes; ``StudentProcess`` calls into one submission module:
 it has the template fork its child lazily (or ahead, ``prestart``), forks
 again after a hang or crash, and turns each call into a ``CallOutcome``.
 The pieces under it:
 
+  run_folder  the run's folder, its templates, its children's work folders
+  staging     the copies of the student's folders the children see
   outcome   Status, Crash, CallOutcome; validation of an answer file
   channel   the request files in the child's folder, its answer pipe, the
             folder's disk cap
@@ -17,15 +19,10 @@ fresh child, so one bad call costs only its own check.  The child's exit code
 and console output are never results.
 """
 
-import contextlib
 import dataclasses
-import errno
 import json
 import os
-import shutil
-import stat
 import subprocess
-import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -33,15 +30,14 @@ from typing import Any
 
 from .. import wire
 from ..course.limits import Limits
-from ..errors import CourseError
-from . import bubblewrap, sandbox
+from . import bubblewrap
 from .channel import Channel, Waited
 from .outcome import FOLDER_TAMPERED, REQUESTS_UNREAD, CallOutcome, Crash, Status
-from .processes import Reaper
-from .template import ForkedChild, Template, TemplateGone, fits
-from .zygote_process import copy_runtime
+from .run_folder import RunFolder, open_run_folder
+from .template import ForkedChild, Template, TemplateGone
 
-__all__ = ["CallOutcome", "Crash", "RunFolder", "Status", "StudentProcess"]
+__all__ = ["CallOutcome", "Crash", "RunFolder", "Status", "StudentProcess",
+           "open_run_folder"]
 
 MAX_RESTARTS = 3
 # requests written ahead of the child's answers, in bytes: request files count
@@ -52,221 +48,6 @@ PIPELINE_BYTES = 256 * 1024
 # to 8 bytes fit in 4 KiB; a line that does not fit (the last one was left unread)
 # breaks the stream (Channel.send): the grader's write never blocks.
 PIPELINE_REQUESTS = 256
-
-
-class RunFolder:
-    """A private temporary folder for one grading run, removed on close.
-
-    With a uid of its own (``plan.identity``) the folder is root's, group the
-    run's gid, mode 0750: the run's children can read the runtime files and the
-    copy of the submission, no other user (another student's run) can enter.
-    Closing it also releases the run's uid (kills what still runs as it).
-    ``reaper`` knows the run's live processes (its templates).
-    """
-
-    def __init__(self, plan=None, zygote=None):
-        self.reaper = Reaper()
-        self.zygote = zygote   # a worker's Zygote: templates forked into this run's sandbox
-        self.plan = plan or sandbox.Plan("none", "none", "none")
-        self.identity = self.plan.identity
-        self.root = Path(tempfile.mkdtemp(prefix="attn-grade-", dir=sandbox.scratch_folder()))
-        self.runtime = self.root / "runtime"
-        self.work = self.root / "work"    # the children's folders: one bind for all
-        self.files = self.root / "files"  # the staged copies: one read-only bind for all
-        try:   # a Ctrl-C meanwhile (a class's workers get it too) leaves no folder
-            self.runtime.mkdir()
-            copied = copy_runtime(self.runtime)
-            self.work.mkdir()
-            self.files.mkdir()
-            if self.identity is not None:
-                for path in (self.root, self.runtime, self.work, self.files, *copied):
-                    self._share(path)
-                # the run's uid may enter work/ but not list it: no child finds another's
-                # folder (each has an unguessable name) to leave something in for it
-                os.chmod(self.work, 0o710)
-        except BaseException:
-            shutil.rmtree(self.root, ignore_errors=True)
-            raise
-        self._count = 0
-        self._staged: dict[str, str] = {}
-        self._real: dict[str, str] = {}
-        self._live: set[str] = set()   # the work folders of children not yet closed
-        self._retired: list[tuple[Path, ForkedChild]] = []   # killed, death not yet seen
-        self._templates: list[Template] = []
-
-    def write_new_shared(self, prefix: str, data: bytes) -> Path:
-        """A new file in runtime/ (never through a link) the run's children may read and
-        not change; its path."""
-        fd, name = tempfile.mkstemp(prefix=prefix, suffix=".json", dir=self.runtime)
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.chmod(name, 0o644)
-        if self.identity is not None:
-            self._share(Path(name))
-        return Path(name)
-
-    def template(self, limits: Limits, preload: tuple[str, ...] = (),
-                 companions: int | None = None) -> Template:
-        """A live template whose limits allow ``limits`` (it sees everything staged)
-        and that has ``preload`` imported, or will import it before it forks.
-
-        In bubblewrap a template lacking ``preload`` is not used: another one starts
-        (in a sandbox of its own).  Elsewhere one template serves the run: a second
-        one's kill(-1) would reach the first.  ``companions``: the other templates
-        that will live beside a new one (default: those alive now).  A zygote's
-        template none of whose children still runs (a class grades its numpy-only
-        exercises first) hands its sandbox over to the deeper zygote's: it ends, and
-        the next template is entered in its place, without a second bubblewrap.
-        """
-        live = [t for t in self._templates if fits(limits, t.limits) and t.alive()]
-        for template in live:
-            if set(preload) <= template.preloaded:
-                return template
-        if live and self.plan.level != "bubblewrap":
-            return live[0]
-        after = next((t for t in live if t.holder is not None and t.idle()), None)
-        if after is not None and not (self.zygote is not None
-                                      and self.zygote.serves(self.plan, preload)
-                                      and after.retire()):
-            after = None
-        live = [t for t in live if t is not after]
-        template = Template(self, limits, preload,   # a retired one may still be counted
-                            len(live) + (after is not None) if companions is None
-                            else companions, after)
-        self._templates.append(template)
-        return template
-
-    def warm(self, submission: str | Path, public: list[str], limits: Limits,
-             preload: tuple[str, ...] = (), light: bool = True) -> None:
-        """Stage the folders and start the template now, so its imports overlap the
-        grader's own work.  ``light``: some exercises need numpy alone (grade_set
-        grades those first); true unless the caller knows otherwise.
-
-        In bubblewrap, exercises that need more than numpy (sympy: a quarter of a
-        second) get a second template, started at once beside a numpy-only one, which
-        serves the others sooner.  A zygote's numpy-only template serves those first,
-        then hands its sandbox to the second one, entered when the first exercise that
-        needs it comes (``template``).
-        """
-        self.stage(submission, *public)
-        zygote = self.zygote is not None and self.zygote.serves(self.plan, preload)
-        if zygote and light:   # counting the second one, which may live beside it later
-            self.template(limits, (), companions=1 if preload else 0)
-        elif zygote:
-            self.template(limits, preload)
-        elif preload and light and self.plan.level == "bubblewrap":
-            self.template(limits, (), companions=1)
-            self.template(limits, preload, companions=1)
-        else:
-            self.template(limits, preload)
-
-    def _share(self, path):
-        _share(path, self.identity.gid)
-
-    def stage(self, *paths: str | Path, refresh: bool = False) -> list[str]:
-        """Folders as the child sees them: copies under ``files/`` at their absolute
-        paths (a solution that finds ``../../exercises/SET`` from its own folder still
-        does), made once; ``refresh`` brings them up to date in place (a watch loop's
-        next grading), so the template's sandbox, which binds ``files/``, sees them.
-
-        Links are kept as links, special files left out.  With a uid of its own
-        the copies are readable by that uid alone, never writable.  Copies, not
-        the folders themselves: the template starts before it knows every folder
-        it will need (dev check grades many), and a child cannot change what the
-        grader reads later.
-        """
-        real = [self._realpath(str(p), refresh) for p in paths]
-        for path in sorted(real, key=len):
-            covered = any(path == done or path.startswith(done + os.sep)
-                          for done in self._staged)
-            if covered and not refresh:
-                continue
-            _check_size(path)
-            target = self.files / path.lstrip(os.sep)
-            gid = None if self.identity is None else self.identity.gid
-            if target.is_dir():
-                _sync_tree(path, str(target), gid)
-            else:
-                self._make_parents(target.parent)
-                _copy_tree(path, str(target), gid)
-            self._staged.setdefault(path, str(target))
-        return [str(self.files / p.lstrip(os.sep)) for p in real]
-
-    def _realpath(self, path: str, refresh: bool) -> str:
-        """os.path.realpath, once a path a run (each exercise stages the same folders),
-        again when asked to ``refresh``."""
-        if refresh or path not in self._real:
-            self._real[path] = os.path.realpath(path)
-        return self._real[path]
-
-    def _make_parents(self, folder):
-        missing = []
-        while not folder.exists():
-            missing.append(folder)
-            folder = folder.parent
-        for path in reversed(missing):
-            path.mkdir()
-            if self.identity is not None:
-                self._share(path)
-
-    def new_workdir(self) -> Path:
-        """A fresh folder for one child; an unpredictable name (a child may know the
-        folder that holds them: it cannot make the next one first).
-
-        Without a uid of the run's own, a child owns work/ too: what it left there
-        (beside the folders of live children) goes first, so no child is charged for it.
-        """
-        if self.identity is None:
-            _unlock(self.work)   # a child that owns it may have taken our access away
-            for entry in os.scandir(self.work):
-                if entry.path not in self._live:
-                    if entry.is_dir(follow_symlinks=False):
-                        _remove_tree(entry.path)
-                    else:
-                        with contextlib.suppress(OSError):
-                            os.unlink(entry.path)
-        self._count += 1
-        path = Path(tempfile.mkdtemp(prefix=f"{self._count}-", dir=self.work))
-        if self.identity is not None:
-            os.chown(path, self.identity.uid, self.identity.gid)
-        self._live.add(str(path))
-        return path
-
-    def remove_workdir(self, path: Path) -> None:
-        self._live.discard(str(path))
-        _remove_tree(path)
-
-    def retire_workdir(self, path: Path, child: ForkedChild) -> None:
-        """The folder of a child told to die: removed once its template has reported
-        the death (by the next fork), never while the child may still write in it."""
-        self._retired.append((path, child))
-
-    def remove_retired(self) -> None:
-        waiting = []
-        for path, child in self._retired:
-            if child.exited():
-                self.remove_workdir(path)
-            else:
-                waiting.append((path, child))
-        self._retired = waiting
-
-    def close(self) -> None:
-        for template in self._templates:
-            template.stop()
-        self.plan.release()
-        _remove_tree(self.root)
-
-
-def open_run_folder(level: str, solutions_dir: str | Path | None = None,
-                    required: str | None = None, zygote=None) -> RunFolder:
-    """A RunFolder for a new plan (sandbox.plan); the plan's uid is released if the
-    folder cannot be made.  ``zygote``: a worker's Zygote, when it has one."""
-    plan = sandbox.plan(level, solutions_dir, required)
-    try:
-        return RunFolder(plan, zygote)
-    except BaseException:
-        plan.release()
-        raise
 
 
 @dataclasses.dataclass(frozen=True)
@@ -300,137 +81,6 @@ def _judged_inputs(outcome, sent):
         return outcome
     return dataclasses.replace(outcome, mutated_args=mutated)
 
-
-def _unlock(folder):
-    """Give the grader's user its access to ``folder`` back (not through a link)."""
-    with contextlib.suppress(OSError):
-        if not os.path.islink(folder) and os.geteuid() == os.lstat(folder).st_uid:
-            os.chmod(folder, 0o700)
-
-
-def _remove_tree(path):
-    """rmtree, after giving back access to folders a child (same uid) locked; a link
-    (a child's folder renamed and replaced) is removed, never followed."""
-    if os.path.islink(path):
-        with contextlib.suppress(OSError):
-            os.unlink(path)
-        return
-    if os.geteuid() != 0:   # root needs no access given back
-        _unlock(path)
-        for top, dirs, _ in os.walk(path):
-            for name in dirs:
-                _unlock(os.path.join(top, name))
-    shutil.rmtree(path, ignore_errors=True)
-
-
-MAX_STAGED_ENTRIES = 20_000
-
-
-def _copy_bytes(src: int, out: int) -> None:
-    try:
-        while os.sendfile(out, src, None, 1 << 30):
-            pass
-    except OSError as exc:   # a file system without sendfile: by hand, from the start
-        if exc.errno not in (errno.EINVAL, errno.ENOSYS, errno.ENOTSUP, errno.EOPNOTSUPP):
-            raise
-        os.lseek(src, 0, os.SEEK_SET)
-        os.ftruncate(out, 0)
-        os.lseek(out, 0, os.SEEK_SET)
-        while chunk := os.read(src, 1 << 20):
-            os.write(out, chunk)
-
-
-def _check_size(path):
-    """CourseError for a folder far larger than any submission (a home folder)."""
-    count = 0
-    for _, dirs, files in os.walk(path):
-        count += len(dirs) + len(files)
-        if count > MAX_STAGED_ENTRIES:
-            raise CourseError(f"{path} holds more than {MAX_STAGED_ENTRIES} files and "
-                              "folders: too many to be a submission",
-                              hint="grade the folder that holds your stub files")
-
-
-def _sync_tree(source: str, target: str, gid: int | None) -> None:
-    """Make ``target`` a copy of ``source`` again, keeping its folders' inodes."""
-    wanted = {entry.name: _kind(entry) for entry in os.scandir(source)}
-    for entry in os.scandir(target):
-        if wanted.get(entry.name) != _kind(entry):
-            if entry.is_dir(follow_symlinks=False):
-                shutil.rmtree(entry.path)
-            else:
-                os.unlink(entry.path)
-    for entry in os.scandir(source):
-        dest = os.path.join(target, entry.name)
-        if entry.is_dir(follow_symlinks=False) and os.path.isdir(dest) \
-                and not os.path.islink(dest):
-            _sync_tree(entry.path, dest, gid)
-        elif not os.path.lexists(dest):
-            _copy_entry(entry, dest, gid)
-        elif entry.is_file(follow_symlinks=False) and not entry.is_symlink() \
-                and _stamp(entry.stat(follow_symlinks=False)) != _stamp(os.lstat(dest)):
-            os.unlink(dest)
-            _copy_entry(entry, dest, gid)
-
-
-def _stamp(info):
-    return info.st_size, info.st_mtime_ns
-
-
-def _kind(entry):
-    if entry.is_symlink():
-        return "link"
-    return "dir" if entry.is_dir(follow_symlinks=False) else "file"
-
-
-def _share(path: str | Path, gid: int) -> None:
-    """Root's, readable by the run's gid only (never writable by the child)."""
-    os.chown(path, 0, gid, follow_symlinks=False)
-    if not os.path.islink(path):
-        os.chmod(path, 0o750 if os.path.isdir(path) else 0o640)
-
-
-def _copy_tree(source: str, target: str, gid: int | None) -> None:
-    os.mkdir(target, 0o750)
-    if gid is not None:
-        _share(target, gid)
-    for entry in os.scandir(source):
-        _copy_entry(entry, os.path.join(target, entry.name), gid)
-
-
-def _copy_entry(entry: os.DirEntry, dest: str, gid: int | None) -> None:
-    """One entry of a staged folder: links kept as links, special files left out."""
-    if entry.is_symlink():
-        os.symlink(os.readlink(entry.path), dest)
-        if gid is not None:
-            _share(dest, gid)
-    elif entry.is_dir(follow_symlinks=False):
-        _copy_tree(entry.path, dest, gid)
-    elif entry.is_file(follow_symlinks=False):
-        _copy_file(entry.path, dest, gid)
-
-
-def _copy_file(source: str, dest: str, gid: int | None) -> None:
-    """A regular file's bytes, mode (0640 with a gid) and times, never through a link;
-    a file that turned into anything else meanwhile is left out.  The times are how a
-    later sync sees a change.  (shutil.copy2 took about 9 stat calls a file.)"""
-    src = os.open(source, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    try:
-        info = os.fstat(src)
-        if not stat.S_ISREG(info.st_mode):
-            return
-        out = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
-                      0o600)
-        try:
-            _copy_bytes(src, out)
-            if gid is not None:
-                os.fchown(out, 0, gid)
-            os.fchmod(out, 0o640 if gid is not None else stat.S_IMODE(info.st_mode))
-            os.utime(out, ns=(info.st_atime_ns, info.st_mtime_ns))
-        finally:
-            os.close(out)
-    finally:
-        os.close(src)
 
 
 class StudentProcess:
