@@ -12,174 +12,18 @@ grading, and is replaced for the rest.  grade-all's first workers are forks of
 grade-all itself (``forked_worker``); a replacement is a new Python.
 """
 
-import contextlib
-import json
 import os
-import select
-import subprocess
-import sys
 import threading
-import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 from ..run import syscalls
 from . import forked_worker
+from .worker_process import IMPORT_GRADER, Job, RunOutput, Worker, grader_argv
 
-# the folder that holds this grader package (a worktree, a course, site-packages)
-# One grading's (exit code or None on a timeout, its JSON document or None, stderr).
-RunOutput = tuple[int | None, Any, str]
-# What a worker is given: a GradeJob's plain data, or an ``attn-grade`` command line
-# (its arguments, without the program)
-Job = Mapping[str, Any] | Sequence[str]
-
-PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
-
-# How a child imports the grader: ``-m grader`` would put the current folder
-# first on sys.path, and run from a class folder that imports a student's
-# folder named grader/ (or numpy/, yaml/) on the trusted side. So the child
-# drops the current-folder entry, imports exactly this package, and then
-# takes PACKAGE_ROOT off sys.path again (the package's own modules load
-# through its __path__).
-IMPORT_GRADER = (
-    "import sys; sys.path[:] = [p for p in sys.path if p]; "
-    f"sys.path.insert(0, {PACKAGE_ROOT!r}); import grader.cli; del sys.path[0]")
-
-
-def grader_argv(*args: object) -> list[str]:
-    """argv that runs ``attn-grade ARGS`` with this very grader package, in Python's
-    isolated mode (``-I``: no current folder or script folder on ``sys.path``, no
-    ``PYTHON*`` variable), so that no folder a student controls is on its import path;
-    this user's own site-packages, which ``-I`` leaves out, come along if this process
-    uses them (numpy installed with ``pip install --user``)."""
-    import site
-
-    user_site = site.getusersitepackages() if site.ENABLE_USER_SITE else None
-    keep = f"; sys.path.append({user_site!r})" if user_site in sys.path else ""
-    return [sys.executable, "-I", "-c",
-            IMPORT_GRADER + keep + "; grader.cli.main(prog_name='attn-grade')",
-            *map(str, args)]
-
-
-STOP_SECONDS = 3.0
-
-
-class Worker:
-    """One ``grade-worker`` process and the pipes to it; ``zygote``: the class's shared
-    zygote (run.template.Zygote), of which the worker gets a socket of its own.
-    ``fork``: the CLI's grade-worker, run in a fork of this process (``forked_worker``)
-    instead of a new Python."""
-
-    def __init__(self, cwd: str | Path | None, log: Path, zygote: Any = None,
-                 fork: Callable[[], object] | None = None, cpus: set[int] | None = None,
-                 scratch: str | Path | None = None):
-        """``cpus``: the CPUs it (and what it starts: its students' sandboxes) runs on
-        (``pin_cpus``); ``scratch``: the folder its run folders go in ($TMPDIR)."""
-        self.log = log
-        shared = zygote.adopt() if zygote is not None and zygote.alive() else None
-        env = {} if shared is None else {zygote.SHARED: str(shared.fileno())}
-        if scratch is not None:
-            env["TMPDIR"] = str(scratch)
-        self.proc: Any
-        try:
-            if fork:
-                self.proc = forked_worker.start(fork, cwd or ".", log,
-                                                shared and shared.fileno(), env)
-            else:
-                with open(log, "ab") as err:
-                    self.proc = subprocess.Popen(
-                        grader_argv("grade-worker"), stdin=subprocess.PIPE,
-                        stdout=subprocess.PIPE, stderr=err, cwd=cwd, env={**os.environ, **env},
-                        pass_fds=() if shared is None else (shared.fileno(),))
-        finally:
-            if shared is not None:
-                shared.close()
-        assert self.proc.stdin is not None and self.proc.stdout is not None
-        if cpus:   # before its first command: its sandboxes take its CPUs
-            with contextlib.suppress(OSError):
-                os.sched_setaffinity(self.proc.pid, cpus)
-        self.stdin, self.stdout = self.proc.stdin, self.proc.stdout
-        self._buffer = b""
-        self.ended = False   # its output ended: the worker died (or is dying)
-
-    def grade(self, job: Job, timeout: float) -> RunOutput:
-        """Grade one job; a dead or overrunning worker is a failed row."""
-        self.send(job)
-        return self.receive(timeout)
-
-    def send(self, job: Job) -> None:
-        """Give it a job (``receive`` its result); a worker it cannot reach has
-        ``ended``."""
-        line = json.dumps(dict(job) if isinstance(job, Mapping) else list(job))
-        try:
-            self.stdin.write(line.encode() + b"\n")
-            self.stdin.flush()
-        except (OSError, ValueError):   # ValueError: the pool closed its pipes (Ctrl-C)
-            self.ended = True
-
-    def receive(self, timeout: float) -> RunOutput:
-        """The result of the job sent; a dead or overrunning worker is a
-        failed row."""
-        try:
-            line = None if self.ended else self._read_line(time.monotonic() + timeout)
-        except (OSError, ValueError):
-            line, self.ended = None, True
-        if line is None:
-            # its pipes close a moment before a killed process can be waited for: its
-            # output's end says it died, whatever poll() says yet
-            dead = self.ended or self.proc.poll() is not None
-            why = ("the grading worker died:\n" + self._log_tail() if dead
-                   else f"grading took longer than {timeout:g} s")
-            self.stop(graceful=False)
-            return None, None, why
-        answer = json.loads(line)
-        return answer["code"], answer["document"], answer["stderr"]
-
-    def _read_line(self, deadline: float) -> bytes | None:
-        """The worker's next line; None at the deadline, or at the end of its output
-        (``ended``: it died)."""
-        fd = self.stdout.fileno()
-        while b"\n" not in self._buffer:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0 or not select.select([fd], [], [], remaining)[0]:
-                return None
-            chunk = os.read(fd, 1 << 20)
-            if not chunk:
-                self.ended = True
-                return None
-            self._buffer += chunk
-        line, self._buffer = self._buffer.split(b"\n", 1)
-        return line
-
-    def _log_tail(self) -> str:
-        try:
-            return self.log.read_bytes()[-2000:].decode("utf-8", "replace")
-        except OSError:
-            return ""
-
-    def alive(self) -> bool:
-        return self.proc.poll() is None
-
-    def stop(self, graceful: bool = True) -> None:
-        """End the worker: on its stdin's end it closes its zygote and folders itself;
-        one that does not within a few seconds, or a stuck one (not ``graceful``), is
-        killed."""
-        try:
-            self.stdin.close()
-            if graceful:
-                self.proc.wait(timeout=STOP_SECONDS)
-        except (OSError, subprocess.TimeoutExpired):
-            pass
-        if self.proc.poll() is None:
-            self.proc.kill()
-        self.proc.wait()
-        for pipe in (self.stdin, self.stdout):
-            try:
-                pipe.close()
-            except OSError:
-                pass
-
+__all__ = ["IMPORT_GRADER", "Job", "Pool", "RunOutput", "Worker", "grader_argv", "pin_cpus",
+           "run_in_workers"]
 
 def pin_cpus(jobs: int) -> list[set[int]] | None:
     """The CPUs each of a class's workers runs on (worker n: the n-th set), or None: one
@@ -263,83 +107,33 @@ class Pool:
         command after is prepared.  An exception it raises ends the run and is raised
         here.
         """
-        source = enumerate(commands)
-        ahead: list[tuple[int, Job]] = []   # prepared, not yet taken
-        results: dict[int, RunOutput] = {}
-        failed: list[BaseException] = []
-        lock = threading.Lock()
-
-        def work(n, ended):
-            try:
-                serve(n)
-            except BaseException as exc:   # a worker that could not be replaced (or a
-                with lock:                 # row not written): raised again by run()
-                    failed.append(exc)
-            finally:
-                ended.set()
-
-        def advance():
-            """The next command (under ``lock``), or None: none left, a failure, Ctrl-C."""
-            if self._closed or failed:
-                return None
-            if ahead:
-                return ahead.pop()
-            try:
-                i, argv = next(source, (None, None))
-            except BaseException as exc:   # raised again by run(), not lost here
-                failed.append(exc)
-                return None
-            return None if i is None else (i, argv)
-
-        def start_next(n):
-            """(index, worker) of the next command, sent to worker ``n``; None when
-            there is none.  The command after it is prepared meanwhile."""
-            with lock:
-                job = advance()
-                if job is None:
-                    return None
-                with self._starting:   # closed while the command was prepared: the
-                    if self._closed:   # workers are gone, none is started again
-                        return None
-                    worker = self.workers[n]
-                    if worker is None or not worker.alive():   # one adoption at a time
-                        if worker is not None:                  # on the zygote's socket
-                            worker.stop(graceful=False)
-                        worker = self.workers[n] = Worker(
-                            self.cwd, self._log(n), self.zygote, cpus=self._cpus(n),
-                            scratch=self.scratch)
-                    worker.send(job[1])
-                following = advance()
-                if following is not None:
-                    ahead.append(following)
-            return job[0], worker
-
-        def serve(n):
-            job = start_next(n)
-            while job is not None:
-                i, worker = job
-                result = worker.receive(timeout)
-                try:
-                    job = start_next(n)
-                finally:   # its row, even when the next student could not be started
-                    with lock:
-                        if not self._closed:   # interrupted: no row, graded on resume
-                            results[i] = result
-                            if on_done:
-                                on_done(i, result)
-                if self._closed:
-                    return
-
+        run = _Run(self, commands, on_done, timeout)
         ends = [threading.Event() for _ in self.workers]
-        threads = [threading.Thread(target=work, args=(n, ended)) for n, ended in enumerate(ends)]
+        threads = [threading.Thread(target=run.work, args=(n, ended))
+                   for n, ended in enumerate(ends)]
         self._threads = list(zip(threads, ends))
         for thread in threads:
             thread.start()
         for thread in threads:
             thread.join()
-        if failed:
-            raise failed[0]
-        return [results[i] for i in sorted(results)]
+        if run.failed:
+            raise run.failed[0]
+        return [run.results[i] for i in sorted(run.results)]
+
+    def _send(self, n: int, job: Job) -> "Worker | None":
+        """Send ``job`` to worker ``n``, started again if it died; None once closed."""
+        with self._starting:   # closed while the command was prepared: the
+            if self._closed:   # workers are gone, none is started again
+                return None
+            worker = self.workers[n]
+            if worker is None or not worker.alive():   # one adoption at a time
+                if worker is not None:                  # on the zygote's socket
+                    worker.stop(graceful=False)
+                worker = self.workers[n] = Worker(
+                    self.cwd, self._log(n), self.zygote, cpus=self._cpus(n),
+                    scratch=self.scratch)
+            worker.send(job)
+            return worker
 
     @property
     def closed(self) -> bool:
@@ -371,6 +165,73 @@ class Pool:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class _Run:
+    """One ``Pool.run``: a thread per worker (``work``), each taking the next job as its
+    worker is free; the jobs are advanced under one lock, one ahead of the workers."""
+
+    def __init__(self, pool: Pool, commands: Iterable[Job],
+                 on_done: Callable[[int, RunOutput], object] | None, timeout: float):
+        self.pool, self.on_done, self.timeout = pool, on_done, timeout
+        self.source = enumerate(commands)
+        self.ahead: list[tuple[int, Job]] = []   # prepared, not yet taken
+        self.results: dict[int, RunOutput] = {}
+        self.failed: list[BaseException] = []
+        self.lock = threading.Lock()
+
+    def work(self, n: int, ended: threading.Event) -> None:
+        try:
+            self.serve(n)
+        except BaseException as exc:   # a worker that could not be replaced (or a
+            with self.lock:            # row not written): raised again by run()
+                self.failed.append(exc)
+        finally:
+            ended.set()
+
+    def advance(self) -> tuple[int, Job] | None:
+        """The next command (under ``lock``), or None: none left, a failure, Ctrl-C."""
+        if self.pool.closed or self.failed:
+            return None
+        if self.ahead:
+            return self.ahead.pop()
+        try:
+            i, job = next(self.source, (None, None))
+        except BaseException as exc:   # raised again by run(), not lost here
+            self.failed.append(exc)
+            return None
+        return None if i is None or job is None else (i, job)
+
+    def start_next(self, n: int) -> tuple[int, Worker] | None:
+        """(index, worker) of the next command, sent to worker ``n``; None when
+        there is none.  The command after it is prepared meanwhile."""
+        with self.lock:
+            job = self.advance()
+            if job is None:
+                return None
+            worker = self.pool._send(n, job[1])
+            if worker is None:
+                return None
+            following = self.advance()
+            if following is not None:
+                self.ahead.append(following)
+        return job[0], worker
+
+    def serve(self, n: int) -> None:
+        job = self.start_next(n)
+        while job is not None:
+            i, worker = job
+            result = worker.receive(self.timeout)
+            try:
+                job = self.start_next(n)
+            finally:   # its row, even when the next student could not be started
+                with self.lock:
+                    if not self.pool.closed:   # interrupted: no row, graded on resume
+                        self.results[i] = result
+                        if self.on_done:
+                            self.on_done(i, result)
+            if self.pool.closed:
+                return
 
 
 def run_in_workers(commands: Sequence[Job], jobs: int,
