@@ -239,7 +239,7 @@ def test_what_one_exercise_leaves_in_a_scratch_folder_no_later_one_finds(tmp_pat
         request.getfixturevalue("reachable_python")
     zygote = None
     if level == "zygote":
-        from grader.run.template import Zygote
+        from grader.run.zygote import Zygote
 
         zygote = Zygote()
         request.addfinalizer(zygote.close)

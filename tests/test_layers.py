@@ -184,14 +184,14 @@ def test_the_sandbox_side_imports_only_its_siblings_and_the_standard_library():
 def test_the_copied_sandbox_side_imports_without_the_grader(tmp_path):
     """The copy a run gets imports (every module) in a Python that cannot see the
     grader, with nothing beside it but the wire module's copy."""
-    from grader.run import sandbox, zygote_process
+    from grader.run import bubblewrap, sandbox
 
-    made = zygote_process.copy_runtime(tmp_path)
-    package = tmp_path / zygote_process.CHILD
+    made = bubblewrap.copy_runtime(tmp_path)
+    package = tmp_path / bubblewrap.CHILD
     assert sorted(p.name for p in package.iterdir()) == sorted(
         p.name for p in INSIDE.glob("*.py"))
-    assert set(made) == {package, *package.iterdir(), tmp_path / zygote_process.WIRE_COPY}
-    names = ", ".join(f"{zygote_process.CHILD}.{p.stem}" for p in INSIDE.glob("*.py")
+    assert set(made) == {package, *package.iterdir(), tmp_path / bubblewrap.WIRE_COPY}
+    names = ", ".join(f"{bubblewrap.CHILD}.{p.stem}" for p in INSIDE.glob("*.py")
                       if p.stem != "__main__")
     # as the sandbox's Python has them: no site, the libraries' folders (numpy for wire)
     paths = [str(tmp_path), *sandbox.library_paths()]

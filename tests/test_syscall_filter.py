@@ -157,7 +157,7 @@ def test_student_code_cannot_make_the_refused_calls_and_keeps_no_capability(
         request.getfixturevalue("reachable_python")   # as root: a Python its uid can reach
     zygote = None
     if level == "zygote":
-        from grader.run.template import Zygote
+        from grader.run.zygote import Zygote
 
         zygote = Zygote()
         request.addfinalizer(zygote.close)

@@ -290,7 +290,7 @@ ZYGOTE = pytest.mark.skipif(os.geteuid() != 0 or not sandbox.bubblewrap_works(),
 
 @pytest.fixture(scope="module")
 def zygote():
-    from grader.run.template import Zygote
+    from grader.run.zygote import Zygote
 
     made = Zygote()
     yield made
@@ -427,7 +427,7 @@ def test_no_io_uring_thread_of_a_pinned_sandbox_runs_on_another_cpu(tmp_path):
 
 @ZYGOTE
 def test_without_its_zygote_a_run_starts_its_own_template(tmp_path):
-    from grader.run.template import Zygote
+    from grader.run.zygote import Zygote
 
     (tmp_path / "clean.py").write_text(CLEAN)
     gone = Zygote()
@@ -593,7 +593,7 @@ def test_workers_share_one_zygote_and_no_child_holds_a_graders_socket(tmp_path):
     """grade-all's workers each get a socket of their own to one zygote: a run entered
     through either works, no child holds any socket (not a grader's, not the zygote's),
     a worker that leaves ends nothing, and the zygote ends with its starter."""
-    from grader.run.template import Zygote
+    from grader.run.zygote import Zygote
 
     (tmp_path / "inside.py").write_text(INSIDE)
     starter = Zygote()
@@ -688,7 +688,7 @@ def test_a_zygote_template_holds_only_the_modules_its_exercise_needs(tmp_path):
     the pages to copy and free per fork); one that needs sympy is forked by a deeper
     zygote's template, entered the same way (through a worker's socket too) and as bare
     of sockets.  Both zygotes end with their starter."""
-    from grader.run.template import Zygote
+    from grader.run.zygote import Zygote
 
     (tmp_path / "layers.py").write_text(LAYERS)
     starter = Zygote()
@@ -724,7 +724,7 @@ def test_without_its_deeper_zygote_a_run_that_needs_sympy_starts_its_own_templat
     exercises; the numpy-only templates are still entered."""
     import signal
 
-    from grader.run.template import Zygote
+    from grader.run.zygote import Zygote
 
     (tmp_path / "layers.py").write_text(LAYERS)
     starter = Zygote()
@@ -880,20 +880,20 @@ def test_a_class_takes_the_zygote_started_before_its_imports(tmp_path, monkeypat
     """grader.entry starts it before the grader's imports; the class's Pool takes that
     one (no second zygote), and one that is not taken is stopped, its folder gone."""
     from grader.instructor.batch import _shared_zygote
-    from grader.run import zygote_process
+    from grader.run import zygote as zygote_module
 
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
-    zygote_process.start_early()
-    early = zygote_process._early.process
+    zygote_module.start_early()
+    early = zygote_module._early.process
     shared = _shared_zygote(2)
     try:
-        assert shared.process is early and zygote_process.take_early() is None
+        assert shared.process is early and zygote_module.take_early() is None
         assert shared.serves(sandbox.Plan("bubblewrap", "bubblewrap", "bubblewrap",
                                           sandbox.Identity(65000, 65000)))
     finally:
         shared.close()
-    zygote_process.start_early()
-    unused = zygote_process._early.process
+    zygote_module.start_early()
+    unused = zygote_module._early.process
     assert _shared_zygote(1) is None and unused.poll() is not None
     assert not list(tmp_path.iterdir())
 
@@ -935,10 +935,10 @@ def test_a_ctrl_c_as_the_zygote_starts_does_not_end_it_before_it_removes_its_fol
     before the zygote's main() ignored it ended it with its folder still there."""
     import signal
 
-    from grader.run import zygote_process
+    from grader.run import zygote as zygote_module
 
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
-    started = zygote_process.start([["json"]])
+    started = zygote_module.start([["json"]])
     os.kill(started.process.pid, signal.SIGINT)   # while its interpreter starts
     started.sock.close()   # its starter is gone: it ends once it has read its folder
     assert started.process.wait(20) == 0
@@ -962,7 +962,7 @@ def test_a_ctrl_c_while_a_run_enters_its_sandbox_leaves_no_bubblewrap_behind(
         raise KeyboardInterrupt
 
     if where == "_holder_pid":   # the holder is still being built
-        monkeypatch.setattr(template_module, "_holder_pid", interrupted)
+        monkeypatch.setattr(bubblewrap, "holder_pid", interrupted)
     else:                        # it holds the finished sandbox
         monkeypatch.setattr(zygote, "enter", interrupted)
     started = set()

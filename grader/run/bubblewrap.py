@@ -4,11 +4,16 @@ the uid switch) at the process level.  ``sandbox`` decides which of these a run 
 """
 
 import contextlib
+import functools
+import json
 import math
 import os
 import resource
+import select
+import shutil
 import signal
 import sys
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -16,6 +21,33 @@ from ..course.limits import Limits
 from . import processes, sandbox
 from .inside import confine
 from .sandbox import Plan
+
+# the sandbox's side (the package ``inside``), copied whole beside each run (and each
+# zygote) into a folder of this name, which marks its processes' command lines; the
+# wire module beside it under the name the package imports it by
+CHILD = "_attn_grade_child"
+WIRE_COPY = "_attn_grade_wire.py"
+INSIDE = Path(__file__).with_name("inside")
+WIRE = Path(__file__).parents[1] / "wire.py"
+
+
+@functools.cache
+def _inside_files() -> tuple[Path, ...]:
+    return tuple(sorted(INSIDE.glob("*.py")))
+
+
+def copy_runtime(folder: Path) -> list[Path]:
+    """The sandbox's side into ``folder``: the package's files (no bytecode: the
+    sandbox compiles them, as it compiled the one script before) and the wire module;
+    what it made, folders first."""
+    package = folder / CHILD
+    package.mkdir()
+    made = [package]
+    for source in _inside_files():
+        shutil.copyfile(source, package / source.name)
+        made.append(package / source.name)
+    shutil.copyfile(WIRE, folder / WIRE_COPY)
+    return [*made, folder / WIRE_COPY]
 
 
 def command(run_plan: Plan, script: str, workdir: str, submission: str | Path,
@@ -57,6 +89,35 @@ def holder_command(run_plan: Plan, workdir: str, submission: str | Path,
     holder = f"echo ready > /proc/self/fd/{ready_fd}; exec sleep infinity"   # dash: fd <= 9
     return [*_bubblewrap(workdir, submission, runtime_dir, limits, (), "/", setuid=False,
                          extra=("--info-fd", str(info_fd))), "sh", "-c", holder]
+
+
+def encoded_filter(program: bytes | None) -> str | None:
+    """A compiled syscall filter as the template's settings carry it (JSON: base64)."""
+    import base64
+
+    return None if program is None else base64.b64encode(program).decode("ascii")
+
+
+def holder_pid(info_fd: int, ready_fd: int, seconds: float) -> int | None:
+    """The sandbox's pid 1 once the holder runs inside the finished sandbox; None if
+    the holder does not say so within ``seconds`` (see bubblewrap.holder_command)."""
+    deadline = time.monotonic() + seconds
+    ready = b""
+    while b"\n" not in ready:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0 or not select.select([ready_fd], [], [], remaining)[0]:
+            return None
+        chunk = os.read(ready_fd, 64)
+        if not chunk:
+            return None
+        ready += chunk
+    if ready != b"ready\n":
+        return None
+    try:   # written before the sandbox was built, and so long since complete
+        pid = json.loads(os.read(info_fd, 4096))["child-pid"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return pid if type(pid) is int and pid > 1 else None
 
 
 def _bubblewrap(workdir, submission, runtime_dir, limits, public, chdir, setuid=True,

@@ -10,9 +10,9 @@ from pathlib import Path
 
 from ..course.limits import Limits
 from . import sandbox, staging
+from .bubblewrap import copy_runtime
 from .processes import Reaper
 from .template import ForkedChild, Template, fits
-from .zygote_process import copy_runtime
 
 
 class RunFolder:

@@ -13,28 +13,39 @@ sandbox; the next start gets a new one.
 """
 
 import dataclasses
+import enum
 import json
 import os
 import select
-import shutil
 import socket
-import subprocess
 import time
-from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
 
 from ..course.limits import Limits
-from . import bubblewrap, sandbox, zygote_process
+from . import bubblewrap, sandbox
 from .child import Child, diagnose
 from .identity import kill_processes_of
 from .outcome import Crash
+from .zygote import Zygote
 
 ANSWER_SECONDS = 5.0        # for a fork or a kill; the template does nothing else
 # The process limit counts a uid's processes; the template is one of them but
 # not the student's: every limit it and its children get allows one more.
 OWN_PROCESSES = 1
 MESSAGE_BYTES = 4096
+
+
+class State(enum.Enum):
+    """Where a template is in its life (``retire``: a zygote's template that ends and
+    leaves its sandbox to the next one)."""
+
+    LIVE = "live"                 # forks children for the run
+    RETIRING = "retiring"         # asked to end; not yet said it has cleaned up
+    ENDED = "ended"               # said it killed what its children left; ends next
+    RETIRED = "retired"           # ended as asked: its sandbox runs on, for the next
+    HANDED_OVER = "handed over"   # its sandbox is the next template's
+    STOPPED = "stopped"           # killed, with its sandbox
 
 
 class TemplateGone(Exception):
@@ -71,11 +82,8 @@ class Template:
         self.exits: dict[str, int] = {}
         self._killing: set[str] = set()   # told to kill, exit not yet seen
         self._replies: dict[str, dict[str, Any]] = {}
-        self.dead = False
+        self.state = State.LIVE
         self.holder: int | None = None   # the pid 1 of the sandbox a zygote entered
-        # retire(): asked to end / ended, its sandbox left running / taken by the next
-        self._retiring = self._retired = self._taken = False
-        self._ended = False   # it said it killed what its children left, and ends
         self._count = 0
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.sock = ours
@@ -105,11 +113,12 @@ class Template:
                     # kill(-1) in the template reaches the run's processes alone
                     "kill_all": folder.plan.level == "bubblewrap" or own_uid,
                     # the process level switched uid before Python started (preexec)
-                    "own_keyrings": own_uid, "seccomp": _encoded(folder.plan.seccomp)}
+                    "own_keyrings": own_uid,
+                    "seccomp": bubblewrap.encoded_filter(folder.plan.seccomp)}
         # a new file in runtime/, which no child may write (work/ a child may, where
         # its uid is the grader's user's: a link planted there would be written through)
         path = folder.write_new_shared("template-", json.dumps(settings).encode())
-        argv = bubblewrap.command(folder.plan, str(folder.runtime / zygote_process.CHILD),
+        argv = bubblewrap.command(folder.plan, str(folder.runtime / bubblewrap.CHILD),
                                str(folder.work), str(folder.files), str(folder.runtime),
                                own) + ["--settings", str(path)]
         self._launch(argv, own, console, (theirs.fileno(),))
@@ -148,7 +157,7 @@ class Template:
                     "argv": ["--nproc", str(own.processes),
                              "--user", f"{identity.uid}:{identity.gid}",
                              "--cwd", str(folder.work)],
-                    "seccomp": _encoded(folder.plan.seccomp)}
+                    "seccomp": bubblewrap.encoded_filter(folder.plan.seccomp)}
         entered = holder is not None and zygote.enter(holder, theirs.fileno(),
                                                       console.fileno(), settings,
                                                       sorted(self.preloaded))
@@ -172,11 +181,17 @@ class Template:
             os.close(info_w)
             os.close(ready_w)
             info_w = ready_w = -1
-            return _holder_pid(info_r, ready_r, ANSWER_SECONDS + self.limits.import_time)
+            return bubblewrap.holder_pid(info_r, ready_r,
+                                         ANSWER_SECONDS + self.limits.import_time)
         finally:
             for fd in (info_r, ready_r, info_w, ready_w):
                 if fd >= 0:
                     os.close(fd)
+
+    @property
+    def dead(self) -> bool:
+        """Whether it has ended (its children with it), as asked or not."""
+        return self.state in (State.RETIRED, State.HANDED_OVER, State.STOPPED)
 
     def alive(self) -> bool:
         return not self.dead and not self.process.exited()
@@ -193,23 +208,21 @@ class Template:
         children left, says so, and exits; its socket's end says it has.  Whether it did
         all that in time (else its sandbox is stopped too: one whose template a stray
         stopped and then killed still holds the stray)."""
-        self._retiring = True
+        self.state = State.RETIRING
         try:
             self.sock.shutdown(socket.SHUT_WR)
         except OSError:
             pass
         self._wait(lambda: self.dead, ANSWER_SECONDS)
-        if self.dead and self._ended:
-            self._retired = True
+        if self.state is State.RETIRED:
             return True
-        self._retiring = False
         self.stop()
         return False
 
     def hand_over(self) -> tuple[Any, int | None]:
         """A retired template's sandbox (its holder's process and pid 1), for the next
         template: no longer this one's to stop."""
-        self._taken = True
+        self.state = State.HANDED_OVER
         return self.process, self.holder
 
     def fork(self, workdir: Path, limits: Limits, preload: tuple[str, ...],
@@ -268,11 +281,11 @@ class Template:
     def stop(self) -> None:
         """Kill the template and everything in its sandbox (a retired one's sandbox
         too, unless the next template took it over)."""
-        if self._retired and not self._taken:
-            self._taken = True
+        if self.state is State.RETIRED:
+            self.state = State.STOPPED
             self.process.kill()
         if not self.dead:
-            self.dead = True
+            self.state = State.STOPPED
             self.process.kill()
             self.sock.close()
             identity = self.folder.plan.identity
@@ -294,8 +307,8 @@ class Template:
             except OSError:
                 data = b""
             if not data:
-                if self._retiring and self._ended:   # as asked: its sandbox is the next one's
-                    self.dead = True
+                if self.state is State.ENDED:   # as asked: its sandbox is the next one's
+                    self.state = State.RETIRED
                     self.sock.close()
                 else:
                     self.stop()
@@ -306,8 +319,9 @@ class Template:
         """One message: only an id it was given and a small integer are kept."""
         try:
             message = json.loads(data)
-            if message == {"ended": True}:   # retire()
-                self._ended = True
+            if message == {"ended": True}:   # retire(); never believed unasked
+                if self.state is State.RETIRING:
+                    self.state = State.ENDED
                 return
             rid = message["id"]
         except (ValueError, TypeError, KeyError, RecursionError):
@@ -339,148 +353,6 @@ class Template:
             if remaining <= 0:
                 return None
             select.select([self.sock], [], [], min(remaining, 0.05))
-
-
-def _encoded(program: bytes | None) -> str | None:
-    """A compiled syscall filter as the template's settings carry it (JSON: base64)."""
-    import base64
-
-    return None if program is None else base64.b64encode(program).decode("ascii")
-
-
-def _holder_pid(info_fd: int, ready_fd: int, seconds: float) -> int | None:
-    """The sandbox's pid 1 once the holder runs inside the finished sandbox; None if
-    the holder does not say so within ``seconds`` (see bubblewrap.holder_command)."""
-    deadline = time.monotonic() + seconds
-    ready = b""
-    while b"\n" not in ready:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0 or not select.select([ready_fd], [], [], remaining)[0]:
-            return None
-        chunk = os.read(ready_fd, 64)
-        if not chunk:
-            return None
-        ready += chunk
-    if ready != b"ready\n":
-        return None
-    try:   # written before the sandbox was built, and so long since complete
-        pid = json.loads(os.read(info_fd, 4096))["child-pid"]
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-    return pid if type(pid) is int and pid > 1 else None
-
-
-class Zygote:
-    """A class's zygote (a worker's, or grade-all's for all its workers): Python with
-    numpy imported, outside any sandbox, that forks each run's template into the run's
-    own bubblewrap sandbox (inside.zygote), and a deeper one of its own that also
-    has sympy, for the templates that need it.  A class's students then pay no Python
-    start and no imports, and most of their children are forks of a Python a third
-    the size of one with sympy.
-
-    Only as root with bubblewrap and a uid per run: entering another process's
-    namespaces and switching uid needs root; elsewhere each run starts its own
-    template as before (``serves``).  It never holds anything of a course: it is
-    started before any is loaded, as a fresh interpreter.
-
-    A class's workers share one: grade-all starts it and hands each worker a socket
-    of its own (``adopt``); a worker uses it through ``attached``.
-    """
-
-    LAYERS = zygote_process.LAYERS
-    preload = tuple(name for layer in LAYERS for name in layer)
-    SHARED = "ATTN_GRADE_ZYGOTE_FD"   # the variable that gives a worker its socket's number
-    process: subprocess.Popen | None
-
-    def __init__(self):
-        # grade-all's may have started before its imports (grader.entry)
-        started = zygote_process.take_early() or zygote_process.start(self.LAYERS)
-        self.process, self.sock, self.folder = started
-        self._count = 0
-
-    @classmethod
-    def possible(cls) -> bool:
-        return zygote_process.possible()
-
-    @classmethod
-    def attached(cls, fd: int) -> "Zygote":
-        """A zygote another process started, through the socket ``fd`` it adopted (never
-        inherited further: a sandbox must not reach a process outside every sandbox)."""
-        zygote = cls.__new__(cls)
-        zygote.sock, zygote._count = socket.socket(fileno=fd), 0
-        zygote.sock.set_inheritable(False)
-        zygote.process = zygote.folder = None
-        return zygote
-
-    def adopt(self) -> socket.socket:
-        """A socket of its own for another grader (a worker), to pass on as its
-        ``attached`` descriptor; its other end goes to the zygote."""
-        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        try:
-            socket.send_fds(self.sock, [json.dumps({"adopt": True}).encode()],
-                            [theirs.fileno()])
-        finally:
-            theirs.close()
-        return ours
-
-    def alive(self) -> bool:
-        if self.sock.fileno() < 0:
-            return False
-        return self.process is None or self.process.poll() is None
-
-    def serves(self, plan: Any, preload: tuple[str, ...] = ()) -> bool:
-        return (plan.level == "bubblewrap" and plan.identity is not None
-                and set(preload) <= set(self.preload) and self.alive())
-
-    @classmethod
-    def modules_for(cls, preload: tuple[str, ...]) -> tuple[str, ...]:
-        """What the template that has ``preload`` imported will hold: its layers'."""
-        held: list[str] = []
-        for layer in cls.LAYERS:
-            if set(preload) <= set(held):
-                break
-            held.extend(layer)
-        return tuple(held)
-
-    def enter(self, holder: int, control: int, console: int, settings: dict[str, Any],
-              preload: Sequence[str] = ()) -> bool:
-        """Fork a template that has ``preload`` imported into the sandbox ``holder``
-        holds; whether it went in."""
-        self._count += 1
-        rid = str(self._count)
-        try:
-            socket.send_fds(self.sock, [json.dumps({"id": rid, "holder": holder,
-                                                    "settings": settings,
-                                                    "preload": list(preload)}).encode()],
-                            [control, console])
-        except OSError:
-            return False
-        deadline = time.monotonic() + ANSWER_SECONDS + STARTUP_SECONDS
-        while time.monotonic() < deadline:
-            if not select.select([self.sock], [], [], deadline - time.monotonic())[0]:
-                break
-            try:
-                reply = json.loads(self.sock.recv(MESSAGE_BYTES))
-            except (OSError, ValueError):
-                break
-            if isinstance(reply, dict) and reply.get("id") == rid:
-                return reply.get("entered") is True
-        self.close()   # silent or confused: no later run trusts it
-        return False
-
-    def close(self) -> None:
-        """Close our socket; the zygote we started ends with it (an attached one
-        goes on serving the others)."""
-        self.sock.close()
-        if self.process is not None:
-            if self.process.poll() is None:
-                self.process.kill()
-            self.process.wait()
-        if self.folder is not None:
-            shutil.rmtree(self.folder, ignore_errors=True)
-
-
-STARTUP_SECONDS = 20.0   # the first request waits for its imports
 
 
 class ForkedChild:
