@@ -14,7 +14,7 @@ from conftest import EXERCISES, ROOT, SOLUTIONS, invoke, run_cli
 from grader.instructor import class_page, class_report
 from grader.report import render as report
 
-CHARTS = class_page.matplotlib_available()
+CHARTS = class_page.report_extra_available()
 needs_charts = pytest.mark.extra("report")   # matplotlib, for the page's charts
 
 

@@ -17,10 +17,10 @@ from . import class_report
 
 def require_matplotlib(lang: str) -> None:
     """Refuse (exit 2, said in ``lang``) to draw a class report without matplotlib."""
-    from .class_page import INSTALL_COMMAND, matplotlib_available
+    from .class_page import INSTALL_COMMAND, report_extra_available
 
-    if not matplotlib_available():
-        raise Refusal(report.render(Msg("class-needs-matplotlib", command=INSTALL_COMMAND),
+    if not report_extra_available():
+        raise Refusal(report.render(Msg("class-needs-report-extra", command=INSTALL_COMMAND),
                                     lang))
 
 

@@ -1,12 +1,13 @@
 """The class report as one self-contained HTML page (charts as inline SVG).
 
-Input: the plain data of ``class_report.aggregate``. Charts are drawn by
-matplotlib (the ``[report]`` extra) to SVG in memory; text in them stays text
-(``svg.fonttype: none``), so the browser draws Chinese with its own fonts.
-Every string that comes from the documents is escaped.
+Input: the plain data of ``class_report.aggregate``. The page is laid out by a
+Jinja2 template (``templates/class_page.html.j2``) that escapes every value; the
+charts are drawn by matplotlib to SVG in memory (both the ``[report]`` extra);
+text in them stays text (``svg.fonttype: none``), so the browser draws Chinese
+with its own fonts.
 """
 
-import html
+import functools
 import io
 import os
 import re
@@ -19,6 +20,7 @@ from ..judge.msg import Msg
 from ..report.messages import render
 
 INSTALL_COMMAND = "python3 -m pip install 'attn-grade[report]'"
+TEMPLATES = Path(__file__).with_name("templates")
 TOP_CHECKS = 15          # checks shown unfolded
 TOP_TAGS_CHART = 15      # misconceptions in the bar chart
 
@@ -52,166 +54,140 @@ details{margin:.4em 0}summary{cursor:pointer;color:#0b5394}
 """
 
 
-def matplotlib_available() -> bool:
+def report_extra_available() -> bool:
+    """Whether the ``report`` extra is installed: matplotlib draws, Jinja2 lays out."""
     try:
+        import jinja2  # noqa: F401
         import matplotlib  # noqa: F401
     except ImportError:
         return False
     return True
 
 
+@functools.cache
+def _template() -> Any:
+    import jinja2
+
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True,
+                             undefined=jinja2.StrictUndefined, trim_blocks=True,
+                             lstrip_blocks=True)
+    return env.get_template("class_page.html.j2")
+
+
 def page(data: dict[str, Any], lang: str, results_href: str = "") -> str:
     """The HTML page of ``data``; links to result files are ``results_href`` + file."""
-    def t(msg):
+    from markupsafe import Markup
+
+    def t(msg: Msg) -> str:
         return render(msg, lang)
 
-    e = _escape
     course = data["course"]
     title = (course.get("title") or {}).get(lang) or course.get("set") or ""
-    heading = t(Msg("class-title", set=title))
-    parts = [f'<!DOCTYPE html><html lang="{e(lang)}"><head><meta charset="utf-8">'
-             f'<meta name="viewport" content="width=device-width,initial-scale=1">'
-             f"<title>{e(heading)}</title><style>{CSS}</style></head><body>",
-             _tag("h1", heading),
-             '<p class="about">' + e(render(Msg(
-                 "class-about", students=data["students"],
-                 graded_at=course.get("graded_at") or "?",
-                 version=course.get("grader_version") or "?",
-                 isolation=course.get("isolation") or "?"), lang)) + "</p>"]
-    if data.get("gradebook_differs"):
-        parts.append('<p class="warn">' + e(render(Msg(
-            "class-gradebook-differs", students=", ".join(data["gradebook_differs"])), lang))
-            + "</p>")
-    parts += _scores(data, lang, t)
-    parts += _misconceptions(data, lang, t)
-    parts += _failed_checks(data, t)
-    parts += _errors(data, lang, t)
-    parts += _need_help(data, lang, t, results_href)
-    parts.append("</body></html>")
-    return "\n".join(parts)
+    differs = data.get("gradebook_differs")
+    view = {
+        "lang": lang, "css": Markup(CSS), "heading": t(Msg("class-title", set=title)),
+        "about": t(Msg("class-about", students=data["students"],
+                       graded_at=course.get("graded_at") or "?",
+                       version=course.get("grader_version") or "?",
+                       isolation=course.get("isolation") or "?")),
+        "differs": differs and t(Msg("class-gradebook-differs", students=", ".join(differs))),
+        "words": {key: t(msg) for key, msg in WORDS.items()},
+        "score_summary": _score_summary(data, t),
+        "charts": {name: Markup(svg) for name, svg in _charts(data, t).items()},
+        "exercises": _exercises(data, t), "misconceptions": _misconceptions(data, lang, t),
+        "failed": _failed_checks(data, t), "errors": _errors(data, lang, t),
+        "students": _students(data, lang, t, results_href),
+    }
+    return str(_template().render(view))
 
 
-def _scores(data, lang, t):
+WORDS = {"scores": Msg("class-scores"), "exercises": Msg("class-exercises"),
+         "misconceptions": Msg("class-misconceptions"),
+         "no_misconceptions": Msg("class-no-misconceptions"), "check": Msg("class-col-check"),
+         "failed_checks": Msg("class-failed-checks"), "hidden_check": Msg("class-hidden-check"),
+         "errors": Msg("class-errors"), "no_errors": Msg("class-no-errors"),
+         "need_help": Msg("class-need-help")}
+
+
+def _score_summary(data, t):
     s = data["scores"]
-    out = [_tag("h2", t(Msg("class-scores"))),
-           "<p>" + _escape(render(Msg("class-score-summary", mean=_n(s["mean"]),
-                                      max_score=_score(data["max_score"]),
-                                      median=_score(s["median"]),
-                                      full=s["full_marks"], students=data["students"]), lang))
-           + "</p>",
-           '<div class="chart">' + histogram_svg(s["histogram"], t(Msg("class-axis-score")),
-                                                 t(Msg("class-axis-students"))) + "</div>",
-           _tag("h2", t(Msg("class-exercises")))]
+    return t(Msg("class-score-summary", mean=_n(s["mean"]), max_score=_score(data["max_score"]),
+                 median=_score(s["median"]), full=s["full_marks"], students=data["students"]))
+
+
+def _charts(data, t):
+    """The page's charts as inline SVG: scores, each exercise's mean, the top mistakes."""
+    charts = {"histogram": histogram_svg(data["scores"]["histogram"],
+                                         t(Msg("class-axis-score")),
+                                         t(Msg("class-axis-students"))),
+              "exercises": "", "misconceptions": ""}
     exercises = data["exercises"]
     if exercises:
-        out.append('<div class="chart">' + bar_svg(
+        charts["exercises"] = bar_svg(
             [x["exercise"] for x in exercises],
             [100 * x["mean"] / x["max_score"] if x["max_score"] else 0 for x in exercises],
-            t(Msg("class-axis-mean")), limit=100) + "</div>")
-    rows = [[_escape(x["exercise"]), f'<td class="n">{_score(x["max_score"])}</td>',
-             _num_cell(x["mean"]),
-             f'<td class="n">{x["full_marks"]} ({round(100 * x["full_marks_rate"])}%)</td>']
-            for x in exercises]
-    heads = [t(Msg("class-col-exercise")), t(Msg("class-col-max")), t(Msg("class-col-mean")),
-             t(Msg("class-col-full"))]
-    out.append(_table(heads, rows, numeric=(1, 2, 3)))
-    return out
+            t(Msg("class-axis-mean")), limit=100)
+    top = data["misconceptions"][:TOP_TAGS_CHART]
+    if top:
+        charts["misconceptions"] = bar_svg([m["tag"] for m in top],
+                                           [m["students"] for m in top],
+                                           t(Msg("class-axis-students")))
+    return charts
+
+
+def _exercises(data, t):
+    rows = [[x["exercise"], _score(x["max_score"]), _n(x["mean"]),
+             f'{x["full_marks"]} ({round(100 * x["full_marks_rate"])}%)']
+            for x in data["exercises"]]
+    return {"head": [t(Msg("class-col-exercise")), t(Msg("class-col-max")),
+                     t(Msg("class-col-mean")), t(Msg("class-col-full"))], "rows": rows}
 
 
 def _misconceptions(data, lang, t):
-    items = data["misconceptions"]
-    out = [_tag("h2", t(Msg("class-misconceptions")))]
-    if not items:
-        return out + [_tag("p", t(Msg("class-no-misconceptions")))]
-    top = items[:TOP_TAGS_CHART]
-    out.append('<div class="chart">' + bar_svg([m["tag"] for m in top],
-                                               [m["students"] for m in top],
-                                               t(Msg("class-axis-students"))) + "</div>")
-    rows = []
-    checks_word = t(Msg("class-col-check"))
-    for m in items:
-        message = (m.get("message") or {}).get(lang) or ""
-        where = ", ".join(f'{c["exercise"]}: {c["check"]} ({c["students"]})'
-                          for c in m["checks"])
-        rows.append([f"<code>{_escape(m['tag'])}</code>", _num_cell(m["students"]),
-                     _escape(message),
-                     f"{_escape(', '.join(m['exercises']))}<details><summary>"
-                     f"{_escape(checks_word)}</summary><span class=small>"
-                     f"{_escape(where)}</span></details>"])
-    heads = [t(Msg("class-col-tag")), t(Msg("class-col-students")),
-             t(Msg("class-col-message")), t(Msg("class-col-where"))]
-    out.append(_table(heads, rows, numeric=(1,)))
-    return out
+    rows = [{"tag": m["tag"], "students": _n(m["students"]),
+             "message": (m.get("message") or {}).get(lang) or "",
+             "exercises": ", ".join(m["exercises"]),
+             "where": ", ".join(f'{c["exercise"]}: {c["check"]} ({c["students"]})'
+                                for c in m["checks"])}
+            for m in data["misconceptions"]]
+    return {"head": [t(Msg("class-col-tag")), t(Msg("class-col-students")),
+                     t(Msg("class-col-message")), t(Msg("class-col-where"))], "rows": rows}
 
 
 def _failed_checks(data, t):
-    checks = data["failed_checks"]
-    out = [_tag("h2", t(Msg("class-failed-checks")))]
-    hidden = t(Msg("class-hidden-check"))
-
-    def row(c):
-        mark = f' <span class="small">({_escape(hidden)})</span>' if c.get("hidden") else ""
-        return [_escape(c["exercise"]), _escape(c["check"]) + mark, _num_cell(c["students"])]
-
-    head = [t(Msg("class-col-exercise")), t(Msg("class-col-check")), t(Msg("class-col-students"))]
-    out.append(_table(head, [row(c) for c in checks[:TOP_CHECKS]], numeric=(2,)))
-    if len(checks) > TOP_CHECKS:
-        more = t(Msg("class-more", count=len(checks) - TOP_CHECKS))
-        out.append(f"<details><summary>{_escape(more)}</summary>"
-                   f"{_table(head, [row(c) for c in checks[TOP_CHECKS:]], (2,))}"
-                   "</details>")
-    return out
+    checks = [{"exercise": c["exercise"], "check": c["check"], "hidden": bool(c.get("hidden")),
+               "students": _n(c["students"])} for c in data["failed_checks"]]
+    more = checks[TOP_CHECKS:]
+    return {"head": [t(Msg("class-col-exercise")), t(Msg("class-col-check")),
+                     t(Msg("class-col-students"))],
+            "top": checks[:TOP_CHECKS], "more": more,
+            "more_label": more and t(Msg("class-more", count=len(more)))}
 
 
 def _errors(data, lang, t):
-    out = [_tag("h2", t(Msg("class-errors")))]
-    if not data["errors"]:
-        return out + [_tag("p", t(Msg("class-no-errors")))]
-    rows = []
-    for err in data["errors"]:
-        label = ERROR_LABELS.get(err["kind"])
-        rows.append([_escape(render(label, lang) if label else err["kind"]),
-                     _num_cell(err["students"]),
-                     _escape(", ".join(f'{x["exercise"]} ({x["students"]})'
-                                       for x in err["exercises"]))])
-    out.append(_table([t(Msg("class-col-kind")), t(Msg("class-col-students")),
-                       t(Msg("class-col-exercise"))], rows, numeric=(1,)))
-    return out
+    rows = [[_error_label(err["kind"], lang), _n(err["students"]),
+             ", ".join(f'{x["exercise"]} ({x["students"]})' for x in err["exercises"])]
+            for err in data["errors"]]
+    return {"head": [t(Msg("class-col-kind")), t(Msg("class-col-students")),
+                     t(Msg("class-col-exercise"))], "rows": rows}
 
 
-def _need_help(data, lang, t, href):
+def _error_label(kind, lang):
+    return render(ERROR_LABELS[kind], lang) if kind in ERROR_LABELS else kind
+
+
+def _students(data, lang, t, href):
     def row(s):
-        link = f'<a href="{_escape(quote(href + s["file"]))}">{_escape(s["file"])}</a>'
-        errors = [render(ERROR_LABELS[k], lang) if k in ERROR_LABELS else k for k in s["errors"]]
-        return [_escape(s["student"]), f'<td class="n">{_score(s["score"])}</td>',
-                _escape(", ".join(s["tags"])), _escape(", ".join(errors)), link]
+        return {"student": s["student"], "score": _score(s["score"]), "tags": ", ".join(s["tags"]),
+                "errors": ", ".join(_error_label(k, lang) for k in s["errors"]),
+                "href": quote(href + s["file"]), "file": s["file"]}
 
-    head = [t(Msg("class-col-student")), t(Msg("class-col-score")), t(Msg("class-col-tag")),
-            t(Msg("class-col-kind")), t(Msg("class-col-file"))]
-    out = [_tag("h2", t(Msg("class-need-help"))),
-           _table(head, [row(s) for s in data["need_help"]],
-                  numeric=(1,))]
     roster = sorted(data["roster"], key=lambda s: s["student"])
-    everyone = t(Msg("class-roster", students=len(roster)))
-    out.append(f"<details><summary>{_escape(everyone)}"
-               f"</summary>{_table(head, [row(s) for s in roster], (1,))}</details>")
-    return out
-
-
-def _table(head, rows, numeric=()):
-    ths = "".join(f'<th{" class=n" if i in numeric else ""}>{_escape(h)}</th>'
-                  for i, h in enumerate(head))
-    body = "".join("<tr>" + "".join(c if c.startswith("<td") else f"<td>{c}</td>"
-                                    for c in r) + "</tr>" for r in rows)
-    return f"<table><thead><tr>{ths}</tr></thead><tbody>{body}</tbody></table>"
-
-
-def _tag(name, text):
-    return f"<{name}>{_escape(text)}</{name}>"
-
-
-def _num_cell(x):
-    return f'<td class="n">{_n(x)}</td>'
+    return {"head": [t(Msg("class-col-student")), t(Msg("class-col-score")),
+                     t(Msg("class-col-tag")), t(Msg("class-col-kind")),
+                     t(Msg("class-col-file"))],
+            "need_help": [row(s) for s in data["need_help"]], "roster": [row(s) for s in roster],
+            "roster_label": t(Msg("class-roster", students=len(roster)))}
 
 
 def _score(x):
@@ -221,10 +197,6 @@ def _score(x):
 
 def _n(x):
     return f"{round(x, 2):g}" if isinstance(x, float) else str(x)
-
-
-def _escape(text):
-    return html.escape(str(text), quote=True)
 
 
 # ------------------------------------------------------------------ charts
