@@ -62,23 +62,24 @@ def test_every_tolerance_of_every_kind_renders_in_every_language():
             assert messages.render(tolerance_of(spec), lang).strip(), (spec, lang)
 
 
+# a kind no course has: these tests declare it for a moment (a real one may be "angle")
 def test_a_new_compare_kind_without_its_pieces_fails_here():
     kinds = {**formats.COMPARE_KINDS,
-             "angle": formats.CompareKind("an angle in degrees", reveal="answer", quiz=None)}
+             "sketch-angle": formats.CompareKind("an angle in degrees", reveal="answer", quiz=None)}
     problems = compare_kind_problems(kinds, KINDS, README)
-    assert any("'angle' has no Comparison class" in p for p in problems)
-    assert any("'angle': no en catalogue line want-angle" in p for p in problems)
-    assert any("'angle': no zh catalogue line want-angle" in p for p in problems)
-    assert any("'angle' is not documented" in p for p in problems)
+    assert any("'sketch-angle' has no Comparison class" in p for p in problems)
+    assert any("'sketch-angle': no en catalogue line want-sketch-angle" in p for p in problems)
+    assert any("'sketch-angle': no zh catalogue line want-sketch-angle" in p for p in problems)
+    assert any("'sketch-angle' is not documented" in p for p in problems)
 
 
 def test_a_comparison_class_without_a_piece_cannot_be_defined():
     with pytest.raises(TypeError, match="does not say plain"):
         class NoPlain(Comparison):
-            kind, same_tree = "angle", False
+            kind, same_tree = "sketch-angle", False
     with pytest.raises(TypeError, match="does not say tolerance"):
         class NoTolerance(Comparison):
-            kind, plain, same_tree = "angle", True, False
+            kind, plain, same_tree = "sketch-angle", True, False
 
             def compare(self, answer, expected, spec):
                 raise NotImplementedError
@@ -91,12 +92,12 @@ def test_a_comparison_class_without_a_piece_cannot_be_defined():
 
             def tolerance(self, spec):
                 return Msg("tol-exact")
-    assert "angle" not in KINDS
+    assert "sketch-angle" not in KINDS
 
 
 def test_a_complete_comparison_class_is_judged_as_it_says():
     class Angle(Comparison):
-        kind, plain, same_tree = "angle", True, False
+        kind, plain, same_tree = "sketch-angle", True, False
 
         def tolerance(self, spec):
             return Msg("tol-abs", atol=1)
@@ -105,12 +106,12 @@ def test_a_complete_comparison_class_is_judged_as_it_says():
             return Verdict(abs((answer - expected + 180) % 360 - 180) <= 1,
                            tolerance=self.tolerance(spec))
     try:
-        spec = Compare("angle", {})
+        spec = Compare("sketch-angle", {})
         assert compare(359.5, 0.0, spec).passed and not compare(10, 0, spec).passed
         assert judged_plain(spec) and not same_tree(1, 1, spec)
         assert compare("ten", 0, Compare("number", {})).reason.code == "got-text-for-number"
     finally:
-        del KINDS["angle"]
+        del KINDS["sketch-angle"]
 
 
 def test_a_compare_kind_declaration_says_its_reveal_and_its_quiz_reading():
