@@ -13,9 +13,6 @@ import dataclasses
 import json
 import os
 import select
-import shutil
-import tempfile
-import time
 from collections.abc import Collection, Sequence
 from pathlib import Path
 
@@ -28,24 +25,11 @@ from ..judge.results import ExerciseResult
 from ..run import processes
 from ..run.student import open_run_folder
 from . import standins
-from .standins import COURSE_ONLY
+from .findings import Finding
+from .wrong_versions import WrongSubmission, variants_pass, wrong_versions_caught
 
 SEEDS = tuple(range(DRAWS))   # every draw a submission's hidden inputs can come from
 CLOSE_MARGIN = 0.5
-
-
-@dataclasses.dataclass(frozen=True)
-class Finding:
-    """One line of the dev check report; ``problem`` ones make it exit 1."""
-
-    set_id: str
-    exercise: str
-    message: str
-    problem: bool = True
-
-    def __str__(self):
-        where = f"{self.set_id}/{self.exercise}" if self.exercise else self.set_id
-        return f"{'✗' if self.problem else '·'} {where}: {self.message}"
 
 
 def check_course(course: Course, set_ids: Sequence[str], level: str,
@@ -223,167 +207,6 @@ def margin_notes(set_id: str, margins: dict[tuple[str, str], float]) -> list[Fin
     return [Finding(set_id, ex, f"closest to its tolerance: check {check!r}, the reference "
                                 f"uses {margin:.1%} of it", problem=False)
             for (ex, check), margin in shown]
-
-
-def wrong_versions_caught(exercise_set: ExerciseSet, level: str,
-                          only: Collection[str] | None, warm: Warm | None,
-                          submission: "WrongSubmission") -> list[Finding]:
-    """Grade each registered wrong function in place of its graded function."""
-    out = []
-    for exercise in [v for e in exercise_set.exercises for v in _each_variant(e)]:
-        if only is not None and exercise.id not in only:
-            continue
-        for m in exercise.misconceptions:
-            for function in exercise.wrong_targets(m) if m.wrong else ():
-                label = f"wrong version {m.wrong} (as {function})" + (
-                    f" on variant {exercise.variant}" if exercise.variant else "")
-                checks = _grade_wrong_version(exercise_set, exercise, m.wrong, function, level,
-                                              warm, submission, m.tag)
-                failed = [c for c in checks if not c.passed]
-                if not failed:
-                    out.append(Finding(exercise_set.id, exercise.id, f"{label} escapes every "
-                                                                     "check"))
-                elif not any(m.tag in c.tags for c in failed):
-                    out.append(Finding(exercise_set.id, exercise.id,
-                                       f"{label} fails but is never tagged {m.tag!r}"))
-                out += _shadowed_rules(exercise_set.id, exercise.id, label, m.tag, failed)
-    return out
-
-
-def _shadowed_rules(set_id, exercise_id, label, tag, failed):
-    """A note when a wrong version also fits another tag's value rule (its own wins)."""
-    other = sorted({t for c in failed for t in c.shadowed if t != tag})
-    if not other:
-        return []
-    return [Finding(set_id, exercise_id, f"{label} also fits the rule of {', '.join(other)}; "
-                                         f"only {tag!r} is reported", problem=False)]
-
-
-def _grade_wrong_version(exercise_set, exercise, wrong, function, level, warm,
-                         submission, tag=None):
-    """The checks of a submission with ``wrong`` in place of ``function``
-    (``submission``: the set's WrongSubmission).
-
-    With a ``tag``, the YAML checks go first: when a failed one already carries the
-    tag, the hidden pytest checks cannot change the verdict and are left out (each is
-    a pytest session); otherwise the submission is graded whole.
-    """
-    folder = submission.use(exercise, wrong, function)
-
-    def grade(hidden):
-        run = grade_set(exercise_set, folder, level, only={exercise.id},
-                        variants={exercise.id: exercise.variant}, warm=warm,
-                        hidden_tests=hidden)
-        return [c for e in run.exercises for c in e.checks]
-
-    checks = grade(hidden=tag is None)
-    if tag is not None and not any(not c.passed and tag in c.tags for c in checks):
-        checks = grade(hidden=True)
-    return checks
-
-
-def _each_variant(exercise):
-    """The exercise for each of its variants (itself when it has none)."""
-    return [exercise.with_variant(i) for i in range(len(exercise.variants))] or [exercise]
-
-
-def variants_pass(exercise_set: ExerciseSet, level: str, only: Collection[str] | None,
-                  warm: Warm | None, submission: "WrongSubmission") -> list[Finding]:
-    """Each variant's reference answers its own checks (graded as that student would)."""
-    out: list[Finding] = []
-    for exercise in exercise_set.exercises:
-        if (only is not None and exercise.id not in only) or len(exercise.variants) < 2:
-            continue
-        for variant in _each_variant(exercise)[1:]:
-            checks = _grade_wrong_version(exercise_set, variant, None, None, level, warm,
-                                          submission)
-            out += [Finding(exercise_set.id, exercise.id, f"the reference fails check "
-                                                          f"{c.check!r} on variant "
-                                                          f"{variant.variant}")
-                    for c in checks if not c.passed]
-    return out
-
-
-class WrongSubmission:
-    """One folder of the reference solutions in which one module at a time has a
-    function replaced by a wrong version (see ``use``), for a set's whole dev check.
-
-    The folder is made once and changed in place: a new one per wrong version cost
-    about a hundred file copies to write and as many again to stage.  Every file it
-    rewrites gets an mtime a whole second later than any before, so staging sees each
-    change even when two versions have the same size, whatever the file system's
-    clock granularity.
-    """
-
-    def __init__(self, exercise_set: ExerciseSet):
-        self.exercise_set = exercise_set
-        self.tmp = Path(tempfile.mkdtemp(prefix="attn-grade-wrong-"))
-        self.folder = self.tmp / "submission"
-        shutil.copytree(exercise_set.exercises_dir, self.folder, ignore=COURSE_ONLY)
-        for stub in exercise_set.exercises_dir.glob("*.py"):
-            source = exercise_set.solutions_dir / stub.name
-            if source.is_file():
-                shutil.copy(source, self.folder / stub.name)
-        # each module as it is without a wrong version (its reference, or else its stub)
-        self.pristine = {path.name: path.read_text("utf-8") for path in self.folder.glob("*.py")}
-        self.changed: list[str] = []   # the module files the last version rewrote
-        self._mtime = 0
-
-    def use(self, exercise, wrong, function) -> Path:
-        """The reference solutions, with ``function`` of one module replaced by ``wrong``.
-
-        The reference moves to a private module so that a wrong version that calls the
-        right function (``softmax(logits * T, T)``) still reaches the right one.  With
-        variants, every function is bound to the variant's numbers, as a student of
-        that variant would answer.
-        """
-        self._restore()
-        module = Path(exercise.file).stem
-        private = f"_attn_grade_reference_{module}"
-        names = {f: f for f in exercise.functions}
-        if wrong:
-            names[function] = wrong
-        bound = "".join(f"{name} = _bind(_reference.{source})\n"
-                        for name, source in names.items())
-        self._write(f"{private}.py", self.pristine[exercise.file])
-        self._write(exercise.file, f"from {private} import *  # noqa\nimport {private} as "
-                                   f"_reference\nPARAMS = {exercise.params!r}\n{BIND}{bound}")
-        self.changed = [exercise.file, f"{private}.py"]
-        return self.folder
-
-    def __enter__(self) -> "WrongSubmission":
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def close(self) -> None:
-        shutil.rmtree(self.tmp, ignore_errors=True)
-
-    def _restore(self):
-        for name in self.changed:
-            if name in self.pristine:
-                self._write(name, self.pristine[name])
-            else:
-                (self.folder / name).unlink()
-        self.changed = []
-
-    def _write(self, name, text):
-        path = self.folder / name
-        path.write_text(text, encoding="utf-8")
-        self._mtime = max(time.time_ns(), self._mtime + 1_000_000_000)
-        os.utime(path, ns=(self._mtime, self._mtime))
-
-
-BIND = """
-def _bind(function):
-    import functools, inspect
-    names = inspect.signature(function).parameters
-    given = {k: v for k, v in PARAMS.items() if k in names}
-    return functools.partial(function, **given) if given else function
-
-
-"""
 
 
 def stand_ins_score_nothing(exercise_set: ExerciseSet, level: str,
