@@ -94,10 +94,7 @@ class ForkedProcess:
 
     def kill(self) -> None:
         if self.returncode is None:
-            try:
-                os.kill(self.pid, 9)
-            except ProcessLookupError:
-                pass
+            processes.kill(self.pid)
 
 
 def start(serve: Callable[[], object], cwd: str | Path, log: Path, keep_fd: int | None = None,

@@ -15,7 +15,6 @@ import grp
 import os
 import pwd
 import shutil
-import signal
 import stat
 from collections.abc import Callable
 
@@ -178,7 +177,7 @@ def _in_fork_as(uid: int, action: Callable[[], None]) -> None:
     # a process of the uid may stop the fork (SIGSTOP) before its action: killed, not
     # waited for forever
     while os.WIFSTOPPED(os.waitpid(pid, os.WUNTRACED)[1]):
-        os.kill(pid, signal.SIGKILL)
+        processes.kill(pid)
 
 
 def scrub(uid: int, sandboxed: bool = False) -> None:
@@ -239,12 +238,7 @@ def _remove_ipc_of(uid: int) -> None:
 
 def _remove_queues_of(uid: int) -> None:
     """Remove the POSIX message queues of ``uid`` where the mqueue file system shows them."""
-    try:
-        with open("/proc/self/mounts", encoding="utf-8") as f:
-            folders = [line.split()[1] for line in f if line.split()[2:3] == ["mqueue"]]
-    except (OSError, IndexError):
-        return
-    for folder in folders:
+    for folder in [point for point, kind in processes.mounts() if kind == "mqueue"]:
         try:
             entries = list(os.scandir(folder))
         except OSError:

@@ -47,6 +47,16 @@ def memory_in_use() -> int | None:
         return None
 
 
+def mounts() -> list[tuple[str, str]]:
+    """(mount point, file system type) of each mount this process sees, or none if
+    ``/proc/self/mounts`` cannot be read."""
+    try:
+        with open("/proc/self/mounts", encoding="utf-8") as f:
+            return [(fields[1], fields[2]) for fields in map(str.split, f) if len(fields) > 2]
+    except OSError:
+        return []
+
+
 def processes_of(uid: int) -> list[int]:
     """The live processes whose real or effective uid is ``uid`` (a zombie is left to
     its parent)."""

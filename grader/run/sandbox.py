@@ -27,7 +27,7 @@ import sys
 import sysconfig
 from pathlib import Path
 
-from . import identity, syscalls
+from . import identity, processes, syscalls
 
 # the run's uid and the error of an isolation that cannot be given: named here too
 from .identity import Identity as Identity
@@ -159,11 +159,10 @@ def scratch_folder() -> str | None:
     folder (None).  A child's disk cap and file size limit hold either way."""
     if os.environ.get("TMPDIR"):
         return None
+    tmpfs = (MEMORY_FOLDER, "tmpfs") in processes.mounts()
     try:
-        with open("/proc/self/mounts", encoding="utf-8") as f:
-            tmpfs = any(line.split()[1:3] == [MEMORY_FOLDER, "tmpfs"] for line in f)
         info = os.statvfs(MEMORY_FOLDER)
-    except (OSError, IndexError):
+    except OSError:
         return None
     if tmpfs and info.f_bavail * info.f_frsize >= MEMORY_FOLDER_ROOM \
             and os.access(MEMORY_FOLDER, os.W_OK | os.X_OK):
