@@ -58,7 +58,7 @@ def dev_check(set_ids: tuple[str, ...], course_dir: str | None, isolation: str |
     findings = check_course(course, set_ids, isolation or sandbox.strongest_available(),
                             tuple(range(seeds)), set(exercises) or None)
     for finding in findings:
-        click.echo(str(finding))
+        click.echo(finding.render(lang))
     problems = [f for f in findings if f.problem]
     sets = ", ".join(set_ids)
     if problems:

@@ -9,7 +9,6 @@ score nothing, or at most half for the lookup table (``standins``).
 """
 
 import contextlib
-import dataclasses
 import json
 import os
 import select
@@ -21,6 +20,7 @@ from ..course.draws import DRAWS
 from ..course.spec import Course, ExerciseSet
 from ..errors import CourseError
 from ..grading import Warm, grade_set
+from ..judge.msg import Msg
 from ..judge.results import ExerciseResult
 from ..run import processes
 from ..run.student import open_run_folder
@@ -85,7 +85,7 @@ def _check_in_fork(course, set_id, level, seeds, only, part):
         processes.become_subreaper.cache_clear()   # a fork is no subreaper until it asks
         findings = check_set(course, set_id, level, seeds, only, parts=(part,))
         with os.fdopen(write, "w", encoding="utf-8") as out:
-            json.dump([dataclasses.asdict(f) for f in findings], out)
+            json.dump([f.to_plain() for f in findings], out)
 
     pid = processes.fork_call(check)
     os.close(write)
@@ -97,9 +97,9 @@ def _fork_findings(set_id, pid, read):
         text = f.read()
     _, status = os.waitpid(pid, 0)
     if os.waitstatus_to_exitcode(status) != 0 or not text:
-        return [Finding(set_id, "", "the dev check of this set crashed (exit status "
-                                    f"{os.waitstatus_to_exitcode(status)})")]
-    return [Finding(**fields) for fields in json.loads(text)]
+        return [Finding(set_id, "", Msg("devcheck-crashed",
+                                        status=os.waitstatus_to_exitcode(status)))]
+    return [Finding.from_plain(fields) for fields in json.loads(text)]
 
 
 def check_set(course: Course, set_id: str, level: str, seeds: Sequence[int] = SEEDS,
@@ -111,7 +111,8 @@ def check_set(course: Course, set_id: str, level: str, seeds: Sequence[int] = SE
     try:
         exercise_set = spec_loader.load_set(course, set_id)
     except CourseError as exc:
-        return [Finding(set_id, "", f"invalid: {exc}")] if "proofs" in parts else []
+        return [Finding(set_id, "", Msg("devcheck-invalid", reason=str(exc)))] \
+            if "proofs" in parts else []
     findings = stray_files(exercise_set) if "proofs" in parts else []
     # every grading below runs the course's own code: one run folder (and so one warm
     # template) and one set of reference answers for all of them
@@ -131,7 +132,7 @@ def check_set(course: Course, set_id: str, level: str, seeds: Sequence[int] = SE
                 findings += wrong_versions_caught(exercise_set, level, only, warm, submission)
                 findings += variants_pass(exercise_set, level, only, warm, submission)
     except CourseError as exc:
-        findings.append(Finding(set_id, "", f"grading failed: {exc}"))
+        findings.append(Finding(set_id, "", Msg("devcheck-grading-failed", reason=str(exc))))
     finally:
         if warm is not None:
             warm.close()
@@ -146,28 +147,30 @@ def stray_files(exercise_set: ExerciseSet) -> list[Finding]:
     ids = {e.id for e in exercise_set.exercises}
     for path in sorted(exercise_set.exercises_dir.glob("*.py")):
         if path.name not in stubs:
-            out.append(Finding(set_id, "", f"stub {path.name} has no exercise YAML"))
+            out.append(Finding(set_id, "", Msg("devcheck-stub-without-yaml", file=path.name)))
     for path in sorted(exercise_set.solutions_dir.glob("*.py")):
         name = path.name
         if name.startswith("test_") and name[5:-3] not in modules:
-            out.append(Finding(set_id, "", f"hidden test {name} matches no stub "
-                                           f"(expected test_MODULE.py)"))
+            out.append(Finding(set_id, "", Msg("devcheck-test-without-stub", file=name,
+                                               pattern="test_MODULE.py")))
         elif not name.startswith("test_") and name != "conftest.py" and name not in stubs:
-            out.append(Finding(set_id, "", f"solution {name} has no stub in exercises/"))
+            out.append(Finding(set_id, "", Msg("devcheck-solution-without-stub", file=name,
+                                               folder="exercises/")))
     for path in sorted(exercise_set.solutions_dir.glob("*" + spec_loader.HIDDEN_SUFFIX)):
         if path.name[:-len(spec_loader.HIDDEN_SUFFIX)] not in ids:
-            out.append(Finding(set_id, "", f"{path.name} belongs to no exercise"))
+            out.append(Finding(set_id, "", Msg("devcheck-hidden-without-exercise",
+                                               file=path.name)))
     for exercise in exercise_set.exercises:
         if not exercise.solution_path.is_file():
-            out.append(Finding(set_id, exercise.id, f"no reference solution "
-                                                    f"{exercise.solution_path.name}"))
+            out.append(Finding(set_id, exercise.id, Msg("devcheck-no-solution",
+                                                        file=exercise.solution_path.name)))
     return out
 
 
 def stubs_fail(exercise_set: ExerciseSet, level: str,
                only: Collection[str] | None = None, warm: Warm | None = None) -> list[Finding]:
     run = grade_set(exercise_set, exercise_set.exercises_dir, level, only=only, warm=warm)
-    return [Finding(exercise_set.id, c.exercise, f"the stub passes check {c.check!r}")
+    return [Finding(exercise_set.id, c.exercise, Msg("devcheck-stub-passes", check=c.check))
             for e in run.exercises for c in e.checks if c.passed]
 
 
@@ -192,8 +195,8 @@ def solutions_pass(course: Course, set_id: str, level: str, seeds: Sequence[int]
             for c in e.checks:
                 key = (c.exercise, c.check)
                 if not c.passed:
-                    out.append(Finding(set_id, c.exercise, f"the reference fails check "
-                                                           f"{c.check!r} (seed {seed})"))
+                    out.append(Finding(set_id, c.exercise, Msg("devcheck-reference-fails",
+                                                               check=c.check, seed=seed)))
                 elif c.margin is not None:
                     margins[key] = max(margins.get(key, 0.0), c.margin)
     out += margin_notes(set_id, margins)
@@ -204,8 +207,8 @@ def margin_notes(set_id: str, margins: dict[tuple[str, str], float]) -> list[Fin
     """The checks whose reference answer comes closest to the tolerance limit."""
     ranked = sorted(margins.items(), key=lambda kv: -kv[1])
     shown = [kv for kv in ranked if kv[1] > CLOSE_MARGIN] or ranked[:1]
-    return [Finding(set_id, ex, f"closest to its tolerance: check {check!r}, the reference "
-                                f"uses {margin:.1%} of it", problem=False)
+    return [Finding(set_id, ex, Msg("devcheck-closest", check=check, share=f"{margin:.1%}"),
+                    problem=False)
             for (ex, check), margin in shown]
 
 
@@ -217,28 +220,23 @@ def stand_ins_score_nothing(exercise_set: ExerciseSet, level: str,
     scores = standins.grade_standins(exercise_set, level, reference_runs, only, warm)
     if not scores:
         return []
-    out = [Finding(exercise_set.id, "", "stand-ins: points of each function's checks "
-                                        "they score (zeros, constant, echo may score 0; "
-                                        "lookup half):\n"
-                   + "\n".join(standins.table(scores)), problem=False)]
+    out = [Finding(exercise_set.id, "", Msg("devcheck-standins"), problem=False,
+                   detail="\n".join(standins.table(scores)))]
     for s in scores:
         if s.failing:
-            out.append(Finding(exercise_set.id, s.exercise, f"cannot build the {s.kind} "
-                                                            f"stand-in of {s.function}: "
-                                                            f"{s.failing}"))
+            out.append(Finding(exercise_set.id, s.exercise, Msg(
+                "devcheck-standin-unbuildable", kind=s.kind, function=s.function,
+                reason=str(s.failing))))
         if s.too_high:
-            limit = "nothing" if s.kind != "lookup" else f"at most {s.allowed:g}"
-            out.append(Finding(exercise_set.id, s.exercise,
-                               f"the {s.kind} stand-in of {s.function} scores "
-                               f"{s.score:g} of {s.max_score:g} (allowed: {limit}); "
-                               + _STAND_IN_ADVICE[s.kind]))
+            limit = Msg("devcheck-allowed-nothing") if s.kind != "lookup" else \
+                Msg("devcheck-allowed-at-most", points=f"{s.allowed:g}")
+            out.append(Finding(exercise_set.id, s.exercise, Msg(
+                "devcheck-standin-scores", kind=s.kind, function=s.function,
+                score=f"{s.score:g}", max_score=f"{s.max_score:g}", limit=limit,
+                advice=_STAND_IN_ADVICE[s.kind])))
     return out
 
 
-_STAND_IN_ADVICE = {
-    "zeros": "add a check whose answer is not zero, empty or False",
-    "constant": "add checks whose answers differ from the first visible check's",
-    "echo": "add checks whose answer is not the first argument",
-    "lookup": "add hidden checks with inputs a student cannot guess (seeded !random, "
-              "!model) worth at least half of its points",
-}
+_STAND_IN_ADVICE = {"zeros": Msg("devcheck-advice-zeros"),
+                    "constant": Msg("devcheck-advice-constant"),
+                    "echo": Msg("devcheck-advice-echo"), "lookup": Msg("devcheck-advice-lookup")}

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from ..course.spec import ExerciseSet
 from ..grading import Warm, grade_set
+from ..judge.msg import Msg
 from .findings import Finding
 from .standins import COURSE_ONLY
 
@@ -25,17 +26,18 @@ def wrong_versions_caught(exercise_set: ExerciseSet, level: str,
             continue
         for m in exercise.misconceptions:
             for function in exercise.wrong_targets(m) if m.wrong else ():
-                label = f"wrong version {m.wrong} (as {function})" + (
-                    f" on variant {exercise.variant}" if exercise.variant else "")
+                label = Msg("devcheck-wrong-version-variant", wrong=m.wrong, function=function,
+                            variant=exercise.variant) if exercise.variant else \
+                    Msg("devcheck-wrong-version", wrong=m.wrong, function=function)
                 checks = _grade_wrong_version(exercise_set, exercise, m.wrong, function, level,
                                               warm, submission, m.tag)
                 failed = [c for c in checks if not c.passed]
                 if not failed:
-                    out.append(Finding(exercise_set.id, exercise.id, f"{label} escapes every "
-                                                                     "check"))
+                    out.append(Finding(exercise_set.id, exercise.id,
+                                       Msg("devcheck-wrong-escapes", label=label)))
                 elif not any(m.tag in c.tags for c in failed):
                     out.append(Finding(exercise_set.id, exercise.id,
-                                       f"{label} fails but is never tagged {m.tag!r}"))
+                                       Msg("devcheck-wrong-untagged", label=label, tag=m.tag)))
                 out += _shadowed_rules(exercise_set.id, exercise.id, label, m.tag, failed)
     return out
 
@@ -45,8 +47,8 @@ def _shadowed_rules(set_id, exercise_id, label, tag, failed):
     other = sorted({t for c in failed for t in c.shadowed if t != tag})
     if not other:
         return []
-    return [Finding(set_id, exercise_id, f"{label} also fits the rule of {', '.join(other)}; "
-                                         f"only {tag!r} is reported", problem=False)]
+    return [Finding(set_id, exercise_id, Msg("devcheck-wrong-shadowed", label=label,
+                                             others=", ".join(other), tag=tag), problem=False)]
 
 
 def _grade_wrong_version(exercise_set, exercise, wrong, function, level, warm,
@@ -87,9 +89,8 @@ def variants_pass(exercise_set: ExerciseSet, level: str, only: Collection[str] |
         for variant in _each_variant(exercise)[1:]:
             checks = _grade_wrong_version(exercise_set, variant, None, None, level, warm,
                                           submission)
-            out += [Finding(exercise_set.id, exercise.id, f"the reference fails check "
-                                                          f"{c.check!r} on variant "
-                                                          f"{variant.variant}")
+            out += [Finding(exercise_set.id, exercise.id,
+                            Msg("devcheck-variant-fails", check=c.check, variant=variant.variant))
                     for c in checks if not c.passed]
     return out
 

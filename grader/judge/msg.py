@@ -12,6 +12,8 @@ from typing import Any
 
 import numpy as np
 
+from ..course.spec import Text
+
 
 @dataclasses.dataclass(frozen=True)
 class Msg:
@@ -21,6 +23,16 @@ class Msg:
     def __init__(self, code, /, **values):
         object.__setattr__(self, "code", code)
         object.__setattr__(self, "values", values)
+
+    def to_plain(self) -> Any:
+        return plain(self)
+
+    @classmethod
+    def from_plain(cls, data: Any) -> "Msg":
+        msg = unplain(data)
+        if not isinstance(msg, Msg):
+            raise ValueError("not a message")
+        return msg
 
 
 class Shown(str):
@@ -100,3 +112,42 @@ def _float(x):
     if x == int(x) and abs(x) < 1e15:
         return str(int(x)) if abs(x) >= 1e4 else f"{x:g}"
     return f"{x:.4g}"
+
+
+# ------------------------------------------------------------ crossing a fork
+
+def plain(value: Any) -> Any:
+    """A Msg, or any value in one, as JSON-able data; values that are not plain travel
+    as the text the report would show (``Shown``), so no reader rebuilds a student's
+    object."""
+    if isinstance(value, Msg):
+        return {"$msg": value.code, "values": {k: plain(v) for k, v in value.values.items()}}
+    if isinstance(value, Text):
+        return {"$text": [value.zh, value.en]}
+    if isinstance(value, Shown):
+        return {"$shown": str(value)}
+    if value is None or type(value) in (bool, str) or (type(value) is int and abs(value) < 2 ** 53):
+        return value
+    if type(value) is float and value == value and abs(value) != float("inf"):
+        return value
+    if type(value) is tuple:
+        return {"$tuple": [plain(v) for v in value]}
+    if type(value) is list:
+        return [plain(v) for v in value]
+    return {"$shown": fmt(value)}
+
+
+def unplain(value: Any) -> Any:
+    """The value ``plain`` made: Msg, Text and tuples rebuilt, anything else Shown."""
+    if isinstance(value, list):
+        return [unplain(v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    if "$msg" in value:
+        return Msg(str(value["$msg"]), **{str(k): unplain(v)
+                                          for k, v in value.get("values", {}).items()})
+    if "$text" in value:
+        return Text(*map(str, value["$text"]))
+    if "$tuple" in value:
+        return tuple(unplain(v) for v in value["$tuple"])
+    return Shown(str(value.get("$shown", "")))

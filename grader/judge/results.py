@@ -5,7 +5,7 @@ import functools
 from typing import Any
 
 from ..course.spec import Exercise, Misconception, Text
-from .msg import Msg, Shown, fmt
+from .msg import Msg, plain, unplain
 from .points import add_points
 
 
@@ -48,7 +48,7 @@ class CheckResult:
         Values that are not plain (arrays, sympy, fractions) travel as the text
         the report would show, so the parent never rebuilds a student's object.
         """
-        return {"passed": bool(self.passed), "lines": [_plain(m) for m in self.lines],
+        return {"passed": bool(self.passed), "lines": [plain(m) for m in self.lines],
                 "tags": [str(t) for t in self.tags], "answered": bool(self.answered),
                 "shadowed": [str(t) for t in self.shadowed],
                 "output": self.output[:OUTPUT_KEPT],
@@ -59,7 +59,7 @@ class CheckResult:
         """Rebuild from ``to_plain`` data and the fields that come from the spec."""
         margin = data.get("margin")
         return cls(passed=data.get("passed") is True,
-                   lines=tuple(_unplain(m) for m in data.get("lines", ())),
+                   lines=tuple(unplain(m) for m in data.get("lines", ())),
                    tags=tuple(t for t in data.get("tags", ()) if type(t) is str),
                    shadowed=tuple(t for t in data.get("shadowed", ()) if type(t) is str),
                    output=data["output"] if type(data.get("output")) is str else "",
@@ -112,35 +112,3 @@ def misconception_line(misconception: Misconception) -> Msg:
 # ------------------------------------------------------------ crossing a fork
 
 OUTPUT_KEPT = 8000   # characters of a student's printed output a result keeps
-
-def _plain(value):
-    if isinstance(value, Msg):
-        return {"$msg": value.code, "values": {k: _plain(v) for k, v in value.values.items()}}
-    if isinstance(value, Text):
-        return {"$text": [value.zh, value.en]}
-    if isinstance(value, Shown):
-        return {"$shown": str(value)}
-    if value is None or type(value) in (bool, str) or (type(value) is int and abs(value) < 2 ** 53):
-        return value
-    if type(value) is float and value == value and abs(value) != float("inf"):
-        return value
-    if type(value) is tuple:
-        return {"$tuple": [_plain(v) for v in value]}
-    if type(value) is list:
-        return [_plain(v) for v in value]
-    return {"$shown": fmt(value)}
-
-
-def _unplain(value):
-    if isinstance(value, list):
-        return [_unplain(v) for v in value]
-    if not isinstance(value, dict):
-        return value
-    if "$msg" in value:
-        return Msg(str(value["$msg"]), **{str(k): _unplain(v)
-                                          for k, v in value.get("values", {}).items()})
-    if "$text" in value:
-        return Text(*map(str, value["$text"]))
-    if "$tuple" in value:
-        return tuple(_unplain(v) for v in value["$tuple"])
-    return Shown(str(value.get("$shown", "")))
