@@ -223,6 +223,55 @@ def export_gradescope(set_id: str, output: str, course_dir: str | None, lang: st
     say(Msg("export-wrote", path=str(output), size=len(data) // 1024, set=set_id), lang)
 
 
+@export.command("prairielearn")
+@click.argument("set_id", metavar="SET")
+@click.option("--output", "-o", "out_dir", type=click.Path(file_okay=False), required=True,
+              help="An empty or new folder for the course fragment.")
+@click.option("--image", default="prairielearn/grader-python", show_default=True,
+              help="The grading image the questions name (build ours from the fragment's "
+                   "Dockerfile and give its name here).")
+@click.option("--whole-set", is_flag=True, help="One question for the whole set, not one "
+                                                "per exercise.")
+@click.option("--upload", is_flag=True, help="An upload element (the stub files, or a "
+                                             "notebook) instead of file editors.")
+@course_option
+@lang_option("en", "The language of the prompts and the feedback on PrairieLearn.")
+@require_isolation_option(sandbox.BATCH_MINIMUM)
+def export_prairielearn(set_id: str, out_dir: str, image: str, whole_set: bool, upload: bool,
+                        course_dir: str | None, lang: str, required: str) -> None:
+    """Write a PrairieLearn course fragment: questions/, serverFilesCourse/, Dockerfile."""
+    from ..instructor.prairielearn import write_fragment
+
+    course = load_course(course_dir)
+    write_fragment(course, spec_loader.load_set(course, set_id), out_dir, lang, image,
+                   whole_set, upload, required)
+    say(Msg("export-prairielearn-wrote", platform="PrairieLearn", set=set_id,
+            folder=out_dir, questions="questions/", files="serverFilesCourse/",
+            dockerfile=str(Path(out_dir) / "Dockerfile")), lang)
+
+
+@export.command("github-classroom")
+@click.argument("set_id", metavar="SET")
+@click.option("--output", "-o", "out_dir", type=click.Path(file_okay=False), required=True,
+              help="An empty or new folder for the template repository.")
+@click.option("--hidden-from", metavar="OWNER/REPO",
+              help="A private repository holding this course: the workflow fetches it (with "
+                   "the secret ATTN_GRADE_COURSE_TOKEN) to run the hidden checks too.")
+@course_option
+@isolation_option("Isolation for grading the stubs and references before writing.")
+@lang_option("en", "Feedback language in the workflow's log.")
+def export_github_classroom(set_id: str, out_dir: str, hidden_from: str | None,
+                            course_dir: str | None, isolation: str | None, lang: str) -> None:
+    """Write a GitHub Classroom template repository: the release and its workflow."""
+    from ..instructor.classroom import write_template
+
+    course = load_course(course_dir)
+    write_template(course, spec_loader.load_set(course, set_id), out_dir,
+                   isolation or sandbox.strongest_available(), lang, hidden_from)
+    say(Msg("export-classroom-wrote", platform="GitHub Classroom", set=set_id,
+            folder=out_dir), lang)
+
+
 @main.command("notebook")
 @click.argument("set_id", metavar="SET")
 @click.option("--output", "-o", type=click.Path(dir_okay=False), required=True,

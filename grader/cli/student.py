@@ -17,6 +17,7 @@ from ..errors import ExitCode
 from ..instructor.submission import submission_folder
 from ..judge.msg import Msg
 from ..report import render as report
+from ..report.platforms import FORMATS, document_text
 from ..report.progress import Progress
 from ..run import sandbox
 from .common import EPILOG, load_course, main, output_checked, say, write_output
@@ -46,6 +47,11 @@ from .options import (
               help="Print a Gradescope results.json document (and nothing else).")
 @click.option("--output", "-o", type=click.Path(), metavar="FILE",
               help="Also write the JSON report to this file.")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="gradescope",
+              show_default=True,
+              help="The document of --json and --output: Gradescope's results.json, "
+                   "PrairieLearn's results.json, or a GitHub Classroom step's result "
+                   "(base64).")
 @lang_option()
 @exercise_option()
 @course_option
@@ -55,7 +61,7 @@ from .options import (
 @hidden_visibility_option("hidden", "Gradescope visibility of hidden checks in the JSON.")
 @student_option
 def grade(set_id: str, submission: str | None, upload: str | None, as_json: bool,
-          output: str | None, lang: str, exercises: tuple[str, ...],
+          output: str | None, fmt: str, lang: str, exercises: tuple[str, ...],
           course_dir: str | None, isolation: str | None, required: str | None,
           limits: dict[str, Any], hidden_visibility: str, student: str | None) -> None:
     """Grade the exercise set SET."""
@@ -89,8 +95,10 @@ def grade(set_id: str, submission: str | None, upload: str | None, as_json: bool
             mine.graded(run)
             mine.save()
     if output:
-        write_output(output, json.dumps(document, ensure_ascii=False, indent=2), lang)
-    if as_json:   # for people, indented; for a worker's parent, compact (C-encoded)
+        write_output(output, document_text(fmt, run, lang, document, problem, selected), lang)
+    if as_json and fmt != "gradescope":
+        click.echo(document_text(fmt, run, lang, document, problem, selected))
+    elif as_json:   # for people, indented; for a worker's parent, compact (C-encoded)
         click.echo(json.dumps(document, ensure_ascii=False, indent=None if _warm() else 2))
     else:
         click.echo(report.terminal(run, lang, color=sys.stdout.isatty(),

@@ -85,6 +85,13 @@ def _check_spec(exercise, check_id):
     return next((c for c in exercise.checks if c.id == check_id), None)
 
 
+def check_feedback(exercise: Exercise, check: CheckResult, lang: str) -> tuple[str, list[str]]:
+    """A check's description and its feedback lines: what every platform's document shows
+    of one check (Gradescope's, PrairieLearn's, GitHub Classroom's), phrased once here."""
+    return (_describe(check.description, lang),
+            check_lines(check, lang, _check_spec(exercise, check.check)))
+
+
 def gradescope(run: RunResult, lang: str, hidden_visibility: str = "hidden",
                hints_used: Mapping[str, int] | None = None) -> dict[str, Any]:
     """The Gradescope results.json document. ``hints_used``: exercise id -> hints shown."""
@@ -93,11 +100,8 @@ def gradescope(run: RunResult, lang: str, hidden_visibility: str = "hidden",
     for ex_result in run.exercises:
         exercise = ex_result.exercise
         for check in ex_result.checks:
-            spec = _check_spec(exercise, check.check)
-            output = check_lines(check, lang, spec)
-            described = _describe(check.description, lang)
-            if described:
-                output.insert(0, described)
+            described, lines = check_feedback(exercise, check, lang)
+            output = [described, *lines] if described else lines
             tests.append({
                 "name": f"{exercise.id}: {check.check}",
                 "score": round(check.score, 4), "max_score": round(check.max_score, 4),
