@@ -1,0 +1,149 @@
+"""``export prairielearn``: the fragment in an empty PrairieLearn course, and its entrypoint
+in a simulated /grade tree (right, wrong, empty, hostile and notebook submissions, and
+the grader's own failure), every document checked against platform_schemas."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import jsonschema
+import pytest
+from conftest import SOLUTIONS, invoke
+from platform_schemas import PRAIRIELEARN_INFO_QUESTION, PRAIRIELEARN_RESULTS
+from test_cli_grade import MISTAKES
+
+GRADE = "/grade/serverFilesCourse/"
+
+
+@pytest.fixture(scope="module")
+def fragment(tmp_path_factory):
+    """``attn-grade export prairielearn day3`` (per exercise) and ``--whole-set --upload``."""
+    out = tmp_path_factory.mktemp("pl")
+    for name, extra in (("each", []), ("whole", ["--whole-set", "--upload"])):
+        proc = invoke("export", "prairielearn", "day3", "-o", out / name, *extra)
+        assert proc.returncode == 0, proc.stderr
+    return out
+
+
+def _course(tmp_path, fragment):
+    """An empty PrairieLearn course (infoCourse.json, questions/, serverFilesCourse/) with
+    the fragment dropped in."""
+    course = tmp_path / "course"
+    (course / "questions").mkdir(parents=True)
+    (course / "serverFilesCourse").mkdir()
+    (course / "infoCourse.json").write_text(json.dumps({
+        "uuid": "4c6b5b0e-3c55-4b0e-9f59-0d7c1a0b8f11", "name": "TEST 101", "title": "Test",
+        "topics": [{"name": "attn-grade", "color": "blue1"}]}))
+    shutil.copytree(fragment / "questions", course / "questions", dirs_exist_ok=True)
+    shutil.copytree(fragment / "serverFilesCourse", course / "serverFilesCourse",
+                    dirs_exist_ok=True)
+    return course
+
+
+@pytest.mark.parametrize("name", ["each", "whole"])
+def test_the_fragment_makes_a_complete_course(tmp_path, fragment, name):
+    course = _course(tmp_path, fragment / name)
+    questions = sorted(p.parent for p in (course / "questions").rglob("info.json"))
+    assert len(questions) == (14 if name == "each" else 1)
+    uuids = set()
+    for folder in questions:
+        info = json.loads((folder / "info.json").read_text())
+        jsonschema.validate(info, PRAIRIELEARN_INFO_QUESTION)
+        options = info["externalGradingOptions"]
+        assert info["gradingMethod"] == "External" and options["enableNetworking"] is False
+        uuids.add(info["uuid"])
+        entry = options["entrypoint"][0]
+        assert entry.startswith(GRADE)
+        script = course / "serverFilesCourse" / entry[len(GRADE):]
+        assert script.is_file() and os.access(script, os.X_OK)
+        for shared in options["serverFilesCourse"]:
+            assert (course / "serverFilesCourse" / shared).exists(), shared
+        page = (folder / "question.html").read_text()
+        assert "<pl-external-grader-results>" in page and "{{" not in page
+        assert ("pl-file-upload" in page) == (name == "whole")
+        for stub in (page.split('source-file-name="')[1:]):
+            assert (folder / stub.split('"')[0]).is_file()
+    assert len(uuids) == len(questions)
+    server = course / "serverFilesCourse" / "attn_grade"
+    assert (server / "solutions" / "day3" / "attention.py").is_file()
+    assert not list((course / "questions").rglob("*.hidden.yaml"))
+    assert "solutions" not in (fragment / name / "Dockerfile").read_text()
+
+
+def _grade(tmp_path, fragment, files, *entry_args, python=sys.executable, name="each"):
+    """Run the entrypoint as PrairieLearn would, in a /grade tree under ``tmp_path``."""
+    root = tmp_path / "grade"
+    for sub in ("student", "tests", "data"):
+        (root / sub).mkdir(parents=True)
+    shutil.copytree(fragment / name / "serverFilesCourse", root / "serverFilesCourse")
+    (root / "data" / "data.json").write_text("{}")
+    for file_name, content in files.items():
+        target = root / "student" / file_name
+        if isinstance(content, Path):
+            target.symlink_to(content)
+        else:
+            target.write_text(content)
+    entry = root / "serverFilesCourse" / "attn_grade" / "run_prairielearn"
+    env = {**os.environ, "ATTN_GRADE_PL_ROOT": str(root), "PYTHON": python}
+    proc = subprocess.run(["bash", str(entry), "day3", *entry_args], env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    text = (root / "results" / "results.json").read_text()
+    assert len(text.encode()) <= 1_000_000
+    document = json.loads(text)
+    jsonschema.validate(document, PRAIRIELEARN_RESULTS)
+    return document, proc
+
+
+def test_a_right_and_a_wrong_submission(tmp_path, fragment):
+    right, _ = _grade(tmp_path / "right", fragment,
+                      {"attention.py": (SOLUTIONS / "day3" / "attention.py").read_text()},
+                      "attention")
+    assert right["gradable"] and right["score"] == 1.0
+    assert "isolation" in right["output"] and all(t["points"] == t["max_points"]
+                                                  for t in right["tests"])
+    wrong_code = MISTAKES["no-scaling"][1]
+    wrong, _ = _grade(tmp_path / "wrong", fragment, {"attention.py": wrong_code}, "attention")
+    assert wrong["gradable"] and 0 <= wrong["score"] < 1
+    assert "no-scaling" in {t for tags in wrong["attn_grade"]["tags"].values() for t in tags}
+
+
+def test_the_graders_own_failure_is_not_gradable(tmp_path, fragment):
+    document, proc = _grade(tmp_path, fragment, {"attention.py": "x = 1\n"}, "attention",
+                            python=str(tmp_path / "no-python"))
+    assert document["gradable"] is False and "score" not in document
+    assert document["format_errors"]
+
+
+@pytest.mark.slow
+def test_empty_hostile_and_notebook_submissions(tmp_path, fragment):
+    nothing, _ = _grade(tmp_path / "nothing", fragment, {}, "attention")
+    assert nothing["gradable"] is False and "attention.py" in nothing["message"]
+    empty, _ = _grade(tmp_path / "empty", fragment, {"attention.py": ""}, "attention")
+    assert empty["gradable"] and empty["score"] == 0
+    linked, _ = _grade(tmp_path / "link", fragment,
+                       {"attention.py": SOLUTIONS / "day3" / "attention.py"}, "attention")
+    assert linked["gradable"] is False       # a link is never followed
+    secret = (SOLUTIONS / "day3" / "attention.py").read_text()
+    hostile = ("import os, glob\n"
+               "for p in glob.glob('/**/solutions/day3/*.py', recursive=True):\n"
+               "    print(open(p).read())\n"
+               "for d in ('/grade/results', os.environ.get('ATTN_GRADE_PL_ROOT', '/x')):\n"
+               "    try:\n"
+               "        open(os.path.join(d, 'results.json'), 'w').write('{\"score\": 1}')\n"
+               "    except OSError:\n"
+               "        pass\n"
+               "def attention(Q, K, V, causal=True):\n"
+               "    raise NotImplementedError\n")
+    attack, _ = _grade(tmp_path / "hostile", fragment, {"attention.py": hostile}, "attention")
+    assert attack["gradable"] and attack["score"] == 0
+    assert secret.splitlines()[0] not in json.dumps(attack)
+    cells = [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+              "source": (SOLUTIONS / "day3" / "temperature.py").read_text()}]
+    notebook = {"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": cells}
+    graded, _ = _grade(tmp_path / "notebook", fragment, {"day3.ipynb": json.dumps(notebook)},
+                       "temperature", name="whole")
+    assert graded["gradable"] and graded["score"] == 1.0
