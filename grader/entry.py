@@ -12,9 +12,9 @@ import sys
 
 def main() -> None:
     if _grades_a_class(sys.argv[1:]):
-        from .run import zygote_process
+        from .run import zygote
 
-        zygote_process.start_early()
+        zygote.start_early()
     # an import makes few cycles: with the collector on, it walked the new objects
     # again and again (about a sixth of the import time); once frozen, what was
     # imported is never walked again by a later collection

@@ -96,7 +96,7 @@ class Warm:
         self.judged: dict[tuple, Any] | None = {} if replays else None   # jobs.memo_key
         self.folder = folder
         self.fresh = False     # its folder was staged just now (start_run)
-        self.zygote = zygote   # a worker's run.template.Zygote (each run still its own sandbox)
+        self.zygote = zygote   # a worker's run.zygote.Zygote (each run still its own sandbox)
 
     def keep_from(self, other: "Warm") -> None:
         """Share what ``other`` keeps between gradings (references, stored answers,

@@ -46,7 +46,7 @@ def _zygote() -> Any:
     """The zygote grade-all shares among its workers (a descriptor it passed), or one
     of this worker's own, started before any course is loaded so that its imports
     overlap the first student's setup; None where there can be none."""
-    from ..run.template import Zygote
+    from ..run.zygote import Zygote
 
     if not Zygote.possible():
         return None

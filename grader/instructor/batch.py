@@ -248,10 +248,9 @@ def run_in_workers(commands: Sequence[Job], jobs: int,
 def _shared_zygote(workers: int) -> Any:
     """One zygote for all the workers (as root with bubblewrap, for more than one):
     its start (numpy and sympy) is paid once, not once per worker."""
-    from ..run import zygote_process
-    from ..run.template import Zygote
+    from ..run import zygote
 
-    if workers > 1 and Zygote.possible():
-        return Zygote()   # the one grader.entry started early, if it did
-    zygote_process.drop_early()
+    if workers > 1 and zygote.Zygote.possible():
+        return zygote.Zygote()   # the one grader.entry started early, if it did
+    zygote.drop_early()
     return None

@@ -89,7 +89,7 @@ def collect(upload: str | Path, names: Iterable[str], into: Path,
     ``models/``...) are copied beside them, the course's own and not the
     upload's, so a student's code that reads ``models/`` next to its file still
     works. ``into`` is readable by others, so that a child running as 'nobody'
-    (``sandbox.drop_privileges``) can still read it.
+    (``run.inside.confine.drop_privileges``) can still read it.
     """
     found = find_stub_files(upload, names)
     into = Path(into)

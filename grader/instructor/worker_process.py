@@ -57,7 +57,7 @@ STOP_SECONDS = 3.0
 
 class Worker:
     """One ``grade-worker`` process and the pipes to it; ``zygote``: the class's shared
-    zygote (run.template.Zygote), of which the worker gets a socket of its own.
+    zygote (run.zygote.Zygote), of which the worker gets a socket of its own.
     ``fork``: the CLI's grade-worker, run in a fork of this process (``forked_worker``)
     instead of a new Python."""
 

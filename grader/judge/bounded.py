@@ -24,7 +24,6 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from ..run import processes
-from ..run.processes import cpu_seconds as cpu_seconds  # its readers' name for it
 
 MAX_EVENT_BYTES = 4 * 1024 ** 2
 EXTRA_MEMORY = 1024 ** 3          # address space a fork may add to the grader's

@@ -9,6 +9,7 @@ from typing import Any, Protocol
 
 from ...course.spec import Exercise
 from ...errors import CourseError
+from ...run import processes
 from ...run.outcome import CallOutcome
 from .. import bounded, jobs
 from ..msg import Msg
@@ -181,10 +182,10 @@ class Session:
         self.steps = []
         # no more trusted time for the test than its exercise has left
         self.fork.budget = max(0.0, min(self.budget, self._left(self.exercise_of(nodeid))))
-        self._cpu_at_start = bounded.cpu_seconds(self.fork.pid)
+        self._cpu_at_start = processes.cpu_seconds(self.fork.pid)
 
     def _finished(self, event):
-        cpu = bounded.cpu_seconds(self.fork.pid)
+        cpu = processes.cpu_seconds(self.fork.pid)
         if cpu is not None and self._cpu_at_start is not None:
             self._spend(event.test, cpu - self._cpu_at_start)
         self.fork.budget, self._cpu_at_start = self.budget, None
