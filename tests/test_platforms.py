@@ -49,7 +49,7 @@ def _graded(tmp_path_factory, set_id, mistakes):
 
 @pytest.fixture(scope="module")
 def first_round(tmp_path_factory):
-    """One shared grading: day3's first round of mistakes."""
+    """One shared grading: the first round of mistakes (c3-l2's)."""
     (set_id, _), mistakes = ROUNDS[0]
     return _graded(tmp_path_factory, set_id, mistakes), mistakes
 
@@ -89,7 +89,6 @@ def test_the_three_documents_agree_on_a_graded_mistake_round(first_round, lang):
     _check_agreement(run, mistakes, lang)
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("key", [key for key, _ in ROUNDS[1:]], ids=str)
 def test_the_three_documents_agree_over_the_mistake_matrix(tmp_path_factory, key):
     mistakes = dict(ROUNDS)[key]

@@ -127,23 +127,78 @@ def test_empty_hostile_and_notebook_submissions(tmp_path, fragment):
     linked, _ = _grade(tmp_path / "link", fragment,
                        {"attention.py": SOLUTIONS / "day3" / "attention.py"}, "attention")
     assert linked["gradable"] is False       # a link is never followed
-    secret = (SOLUTIONS / "day3" / "attention.py").read_text()
-    hostile = ("import os, glob\n"
-               "for p in glob.glob('/**/solutions/day3/*.py', recursive=True):\n"
-               "    print(open(p).read())\n"
-               "for d in ('/grade/results', os.environ.get('ATTN_GRADE_PL_ROOT', '/x')):\n"
-               "    try:\n"
-               "        open(os.path.join(d, 'results.json'), 'w').write('{\"score\": 1}')\n"
-               "    except OSError:\n"
-               "        pass\n"
+    root = tmp_path / "hostile" / "grade"
+    secret = root / "serverFilesCourse" / "attn_grade" / "solutions" / "day3" / "attention.py"
+    hostile = ("import os\n"
+               f"try:\n    print(open({str(secret)!r}).read())\nexcept OSError:\n    pass\n"
+               f"try:\n    open({str(root / 'results' / 'results.json')!r}, 'w')"
+               ".write('{\"score\": 1}')\nexcept OSError:\n    pass\n"
                "def attention(Q, K, V, causal=True):\n"
                "    raise NotImplementedError\n")
     attack, _ = _grade(tmp_path / "hostile", fragment, {"attention.py": hostile}, "attention")
     assert attack["gradable"] and attack["score"] == 0
-    assert secret.splitlines()[0] not in json.dumps(attack)
+    assert "Reference" not in json.dumps(attack)
     cells = [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
               "source": (SOLUTIONS / "day3" / "temperature.py").read_text()}]
     notebook = {"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": cells}
     graded, _ = _grade(tmp_path / "notebook", fragment, {"day3.ipynb": json.dumps(notebook)},
                        "temperature", name="whole")
     assert graded["gradable"] and graded["score"] == 1.0
+
+
+# what PrairieLearn's stock image (prairielearn/grader-python) has of the grader's needs,
+# from its graders/python/requirements.txt: no pytest, no pyseccomp
+STOCK_PACKAGES = ("numpy", "numpy.libs", "sympy", "mpmath", "packaging", "click", "yaml",
+                  "_yaml", "pygments")
+
+
+@pytest.fixture
+def reachable_folder():
+    """A folder other users can enter, like the container's /grade (pytest's are 0700)."""
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp(prefix="attn-grade-pl-"))
+    folder.chmod(0o755)
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture
+def stock_python(venv_python, reachable_folder):
+    """A Python with only the stock image's packages (links into the test venv's)."""
+    if os.geteuid() != 0:
+        pytest.skip("the process level as root (process-user) needs root")
+    site = Path(subprocess.run([venv_python, "-c", "import sysconfig; "
+                                "print(sysconfig.get_paths()['purelib'])"],
+                               capture_output=True, text=True, check=True).stdout.strip())
+    venv = reachable_folder / "venv"
+    subprocess.run([os.path.realpath(venv_python), "-m", "venv", "--without-pip", venv],
+                   check=True)
+    target = next((venv / "lib").glob("python3*")) / "site-packages"
+    for name in STOCK_PACKAGES:
+        if (site / name).exists():
+            (target / name).symlink_to(site / name)
+    return venv / "bin" / "python"
+
+
+@pytest.mark.slow
+def test_the_entrypoint_in_the_stock_image_at_the_process_level(fragment, stock_python,
+                                                                 reachable_folder,
+                                                                 monkeypatch):
+    monkeypatch.setenv("ATTN_GRADE_ISOLATION", "process")
+    right, _ = _grade(reachable_folder / "right", fragment,
+                      {"attention.py": (SOLUTIONS / "day3" / "attention.py").read_text()},
+                      "attention", python=str(stock_python))
+    assert right["gradable"] and right["score"] == 1.0, right
+    assert "process-user" in right["output"]
+    assert right["attn_grade"]["isolation"].startswith("process-user")
+    secret = (reachable_folder / "peek" / "grade" / "serverFilesCourse" / "attn_grade" /
+              "solutions" / "day3" / "attention.py")
+    peek = (f"def attention(Q, K, V, causal=True):\n"
+            f"    return open({str(secret)!r}).read()\n")
+    attack, _ = _grade(reachable_folder / "peek", fragment, {"attention.py": peek},
+                       "attention", python=str(stock_python))
+    assert secret.is_file()
+    assert attack["gradable"] and attack["score"] == 0
+    assert "Reference" not in json.dumps(attack)
+    assert "Permission denied" in json.dumps(attack)

@@ -35,8 +35,10 @@ QUESTIONS_DIR = Path("questions") / "attn_grade"
 ENTRYPOINT = f"/grade/serverFilesCourse/{SERVER_DIR}/run_prairielearn"
 TIMEOUT = {"exercise": 60, "set": 180}   # seconds; PrairieLearn allows up to 600
 UUID_SPACE = uuid.UUID("5a1d5c36-27f0-4b8e-9b1f-6a1f1e5e2b27")   # stable ids across exports
-# pure-Python packages the grader needs that PrairieLearn's stock Python image may lack
-VENDORED = ("pytest", "pluggy", "iniconfig", "click", "PyYAML")
+# What the grader needs that PrairieLearn's stock Python image lacks: its
+# graders/python/requirements.txt has numpy, sympy, Pygments and packaging, and click and
+# PyYAML through nltk and bokeh, but not pytest (nor pluggy and iniconfig, its own needs).
+VENDORED = ("pytest", "pluggy", "iniconfig")
 
 
 def write_fragment(course: Course, exercise_set: ExerciseSet, out: str | Path, lang: str,
@@ -124,8 +126,7 @@ def _copy_course(course: Course, set_id: str, target: Path) -> None:
 
 
 def _vendor(target: Path) -> None:
-    """Copies of the pure-Python packages the stock image may lack (their Python files
-    only: a compiled part would not match the image's Python, and each has a fallback)."""
+    """Copies of the pure-Python packages the stock image lacks (their Python files)."""
     for name in VENDORED:
         try:
             dist = importlib.metadata.distribution(name)
@@ -168,6 +169,8 @@ LOG="$(mktemp)"
 ARGS=(--upload "$ROOT/student" --course "$HERE" --format prairielearn --output "$RESULTS"
       --lang {lang} --require-isolation {required})
 if [ -n "$EXERCISE" ]; then ARGS+=(--exercise "$EXERCISE"); fi
+# a level to use instead of the strongest available (info.json's "environment" may set it)
+if [ -n "${{ATTN_GRADE_ISOLATION:-}}" ]; then ARGS+=(--isolation "$ATTN_GRADE_ISOLATION"); fi
 cd "$HERE" && PYTHONPATH="$HERE:$HERE/vendor" "$PYTHON" -m grader "$SET" "${{ARGS[@]}}" \\
   > /dev/null 2> "$LOG"
 status=$?
