@@ -118,3 +118,47 @@ def test_inputs_written_in_from_one_draw_are_worth_nothing_on_another(submission
                             if t["status"] == "passed"}
     assert random_hidden <= passed[True]            # the table works on its own draw
     assert not random_hidden & passed[False]        # and on no other
+
+
+def test_no_draw_of_one_seed_repeats_the_inputs_of_another_seed():
+    """A visible check with seed 2 shows its inputs; a hidden check with seed 1, drawn
+    once more, must not get those (``seed + offset`` gave them)."""
+    from pathlib import Path
+
+    from grader.course import inputs
+
+    def draw(tag, spec, offset):
+        return inputs.INPUT_TAGS[tag][0](spec, Path("x.yaml"), offset)
+
+    for tag, spec in (("!random", {"shape": [3]}), ("!randint", {"low": 0, "high": 10**9}),
+                      ("!model", {})):
+        shown = {json.dumps(np.asarray(draw(tag, {**spec, "seed": s}, 0)).tolist()
+                            if tag != "!model" else draw(tag, {**spec, "seed": s}, 0))
+                 for s in range(12)}
+        for seed in range(8):
+            for offset in range(1, draws.DRAWS):
+                value = draw(tag, {**spec, "seed": seed}, offset)
+                text = json.dumps(np.asarray(value).tolist() if tag != "!model" else value)
+                assert text not in shown, (tag, seed, offset)
+    assert inputs.drawn_seed(7, 0) == 7 and inputs.drawn_seed(7, 0, 2) == [7, 2]   # as written
+
+
+def test_a_folder_graded_in_place_draws_by_what_the_grading_imports(tmp_path):
+    """--submission and watch grade a folder in place: a stub linked to a file beside it
+    is drawn by that file's bytes (its draw changes when they do), a link out of the
+    folder by a marker, a file over the stub limit by its size too."""
+    import os
+
+    from grader.course.limits import STUB_BYTES
+
+    (tmp_path / "mine.py").write_text("def softmax(x):\n    return x\n")
+    os.symlink("mine.py", tmp_path / "softmax.py")
+    os.symlink("/etc/hostname", tmp_path / "other.py")
+    seen = draws._file_bytes(tmp_path / "softmax.py")
+    assert seen == draws._file_bytes(tmp_path / "mine.py") and b"return x" in seen
+    (tmp_path / "mine.py").write_text("def softmax(x):\n    return -x\n")
+    assert draws._file_bytes(tmp_path / "softmax.py") != seen
+    assert draws._file_bytes(tmp_path / "other.py") == b"outside\0"
+    for n, extra in ((1, b"a"), (2, b"b")):
+        (tmp_path / f"big{n}.py").write_bytes(b"#" * STUB_BYTES + extra * n)
+    assert draws._file_bytes(tmp_path / "big1.py") != draws._file_bytes(tmp_path / "big2.py")

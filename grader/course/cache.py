@@ -52,21 +52,26 @@ def key(course_root: Path, set_id: str, seed_offset: int) -> str:
     asked = (str(course_root), set_id, seed_offset)
     files = [path for top in (course_root / "exercises" / set_id,
                               course_root / "solutions" / set_id) for path in set_files(top)]
-    stamps = _stamps(files)
+    now = stamps(files)
     known = _KEYS.get(asked)
-    if stamps is not None and known is not None and known[0] == stamps:
+    if now is not None and known is not None and known[0] == now:
         return known[1]
     found = _key(course_root, set_id, seed_offset, files)
-    # a file changed in the last seconds may change again with the same stamps (the
-    # clock's grain): such stamps prove nothing yet (git's "racy" files).  Its ctime
-    # says when, not its mtime: cp -p, tar or unzip write a file and date it back.
-    settled = time.time_ns() - RACY_NS
-    if stamps is not None and all(ctime < settled for *_, ctime, _ in stamps):
-        _KEYS[asked] = (stamps, found)
+    if now is not None and settled(now):
+        _KEYS[asked] = (now, found)
     return found
 
 
-def _stamps(files: list[str]) -> tuple | None:
+def settled(found: tuple) -> bool:
+    """Whether no file of these ``stamps`` changed in the last seconds: one that did may
+    change again with the same stamps (the clock's grain), so they prove nothing yet
+    (git's "racy" files).  Its ctime says when, not its mtime: cp -p, tar or unzip write
+    a file and date it back."""
+    recent = time.time_ns() - RACY_NS
+    return all(ctime < recent for *_, ctime, _ in found)
+
+
+def stamps(files: list[str]) -> tuple | None:
     """Each file's path, size, mtime, ctime and inode; None if one cannot be read (a
     dangling link named *.py, whose name alone is hashed; a file gone meanwhile)."""
     found = []

@@ -16,10 +16,10 @@ import functools
 import hashlib
 import hmac
 import os
+import stat
 from collections.abc import Collection
 from pathlib import Path
 
-from ..files import read_bounded
 from . import cache
 from .limits import STUB_BYTES
 from .spec import Course, ExerciseSet
@@ -31,7 +31,7 @@ def drawn(exercise_set: ExerciseSet, folder: str | Path,
           only: Collection[str] | None = None) -> ExerciseSet:
     """``exercise_set`` (loaded with seed offset 0) with each exercise (of ``only``, when
     given) in the draw its file in ``folder`` gets."""
-    secret = _secret(str(exercise_set.solutions_dir), _stamp(exercise_set.solutions_dir))
+    secret = course_secret(exercise_set.solutions_dir)
     if not secret:   # no solutions here: no hidden checks to draw for
         return exercise_set
     picks = {e.id: pick(secret, _file_bytes(Path(folder) / e.file))
@@ -55,37 +55,49 @@ def pick(secret: bytes, data: bytes) -> int:
 
 
 def _file_bytes(path: Path) -> bytes:
-    """The file's bytes; a file that cannot be read here (a link, too large, missing) is
-    drawn by a marker of that.  An upload refuses such a file before grading, but a
-    folder graded in place (--submission, watch) still grades a link's target: its draw
-    is then fixed (left open, see the issue 28 note)."""
+    """What the grading imports from ``path``, to draw by: a link that stays in its folder
+    is read through (the staged copy keeps the link, which resolves there too); a file
+    over STUB_BYTES by its first STUB_BYTES and its size; a link out of the folder, or a
+    file that cannot be read, by a marker of that (the sandbox cannot import it either).
+    Only a digest of this leaves here, never the bytes."""
+    folder = os.path.realpath(path.parent)
+    real = os.path.realpath(path)
+    if os.path.dirname(real) != folder and not real.startswith(folder + os.sep):
+        return b"outside\0"
     try:
-        return b"file\0" + read_bounded(path, STUB_BYTES)
+        fd = os.open(real, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as exc:
         return f"unreadable\0{type(exc).__name__}".encode()
+    with os.fdopen(fd, "rb") as f:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return b"not a file\0"
+        data = f.read(STUB_BYTES)
+    return b"file\0" + data + (b"" if info.st_size <= STUB_BYTES else b"\0%d" % info.st_size)
 
 
-def _stamp(folder: Path) -> tuple:
-    """What changes when the solutions do (sizes, inodes, change times), for the memo."""
-    out = []
-    for path in cache.set_files(folder):
-        try:
-            info = os.stat(path)
-        except OSError:
-            continue
-        out.append((path, info.st_size, info.st_ino, info.st_ctime_ns))
-    return tuple(out)
+def course_secret(folder: Path) -> bytes:
+    """A digest of every file of the set's solutions/ folder (names and contents); b""
+    without any.  Kept while the files' stamps stay the same (and have settled)."""
+    files = cache.set_files(folder)
+    found = cache.stamps(files)
+    if found is not None and cache.settled(found):
+        return _kept_secret(str(folder), found)
+    return _digest(str(folder), files)
 
 
 @functools.lru_cache(maxsize=8)
-def _secret(folder: str, stamp: tuple) -> bytes:
-    """A digest of every file of the set's solutions/ folder (names and contents)."""
+def _kept_secret(folder: str, found: tuple) -> bytes:
+    return _digest(folder, [entry[0] for entry in found])
+
+
+def _digest(folder: str, files: list[str]) -> bytes:
     digest = hashlib.sha256(b"attn-grade draws\0")
-    for path, *_ in stamp:
+    for path in files:
         try:
             data = Path(path).read_bytes()
         except OSError:
             continue
         digest.update(os.path.relpath(path, folder).encode() + b"\0"
                       + hashlib.sha256(data).digest())
-    return digest.digest() if stamp else b""
+    return digest.digest() if files else b""

@@ -58,11 +58,24 @@ def _array(value, path, seed_offset):
     return np.array(value, dtype=float)
 
 
+def drawn_seed(seed: int, seed_offset: int, *stream: int) -> int | list[int]:
+    """The generator's seed for a tag's ``seed`` in draw ``seed_offset`` (``course.draws``):
+    draw 0 as the course wrote it; any other a stream of its own, so that no draw of one
+    seed repeats another seed's inputs (seed 1 drawn once more is not seed 2, which a
+    visible check may show)."""
+    if not seed_offset:
+        return [seed, *stream] if stream else seed
+    return [seed, *stream, DRAW_STREAM, seed_offset]
+
+
+DRAW_STREAM = 0x5EED
+
+
 def _random(spec, path, seed_offset):
     unknown = set(spec) - {"shape", "seed", "low", "high", "dtype"}
     if unknown:
         raise ValueError(f"unknown keys {sorted(unknown)}")
-    rng = np.random.default_rng(int(spec["seed"]) + seed_offset)
+    rng = np.random.default_rng(drawn_seed(int(spec["seed"]), seed_offset))
     low, high = float(spec.get("low", -1.0)), float(spec.get("high", 1.0))
     if "shape" not in spec:   # one number, a Python float
         return float(rng.uniform(low, high))
@@ -75,7 +88,7 @@ def _randint(spec, path, seed_offset):
     unknown = set(spec) - {"seed", "low", "high"}
     if unknown:
         raise ValueError(f"unknown keys {sorted(unknown)}")
-    rng = np.random.default_rng([int(spec["seed"]) + seed_offset, 1])
+    rng = np.random.default_rng(drawn_seed(int(spec["seed"]), seed_offset, 1))
     return int(rng.integers(int(spec["low"]), int(spec["high"]), endpoint=True))
 
 
@@ -87,10 +100,10 @@ MODEL_FIELDS = {"d_model": "hidden_size", "n_heads": "num_attention_heads",
                 "qk_rope_head_dim": "qk_rope_head_dim"}
 
 
-def model_sizes(seed: int) -> dict[str, int]:
+def model_sizes(seed: int, seed_offset: int = 0) -> dict[str, int]:
     """A made-up model whose sizes agree: d_model = n_heads * head_dim, n_kv_heads
     divides n_heads, head_dim is never 128 (the size every real model uses)."""
-    rng = np.random.default_rng([seed, 2])
+    rng = np.random.default_rng(drawn_seed(seed, seed_offset, 2))
     pick = lambda options: int(options[rng.integers(len(options))])  # noqa: E731
     head_dim = pick([40, 48, 64, 80, 96, 112, 160, 192, 256])
     n_kv_heads = pick([1, 2, 3, 4, 5, 6, 8])
@@ -108,7 +121,7 @@ def _model(spec, path, seed_offset):
     unknown = set(spec) - {"seed", "format", "field", "drop"}
     if unknown:
         raise ValueError(f"unknown keys {sorted(unknown)}")
-    sizes = model_sizes(int(spec["seed"]) + seed_offset)
+    sizes = model_sizes(int(spec["seed"]), seed_offset)
     if spec.get("field") is not None:
         return sizes[spec["field"]]
     fmt = spec.get("format", "sizes")
