@@ -79,6 +79,8 @@ def _grade(tmp_path, fragment, files, *entry_args, python=sys.executable, name="
     for sub in ("student", "tests", "data"):
         (root / sub).mkdir(parents=True)
     shutil.copytree(fragment / name / "serverFilesCourse", root / "serverFilesCourse")
+    # PrairieLearn copies serverFilesCourse to the deprecated /grade/shared too
+    shutil.copytree(root / "serverFilesCourse", root / "shared")
     (root / "data" / "data.json").write_text("{}")
     for file_name, content in files.items():
         target = root / "student" / file_name
@@ -202,3 +204,10 @@ def test_the_entrypoint_in_the_stock_image_at_the_process_level(fragment, stock_
     assert attack["gradable"] and attack["score"] == 0
     assert "Reference" not in json.dumps(attack)
     assert "Permission denied" in json.dumps(attack)
+    shared = (reachable_folder / "via-shared" / "grade" / "shared" / "attn_grade" /
+              "solutions" / "day3" / "attention.py")
+    attack, _ = _grade(reachable_folder / "via-shared", fragment,
+                       {"attention.py": peek.replace(str(secret), str(shared))},
+                       "attention", python=str(stock_python))
+    assert shared.is_file()
+    assert attack["score"] == 0 and "Permission denied" in json.dumps(attack)

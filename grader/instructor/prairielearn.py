@@ -162,8 +162,9 @@ HERE="$ROOT/serverFilesCourse/{server}"
 RESULTS="$ROOT/results/results.json"
 mkdir -p "$ROOT/results"
 rm -f "$RESULTS"
-# the reference solutions, hidden checks and the job's data: the grader's (root's) only
-chmod -R go-rwx "$HERE/solutions" "$ROOT/tests" "$ROOT/data" 2>/dev/null
+# the reference solutions, hidden checks and the job's data: the grader's (root's) only;
+# PrairieLearn also copies serverFilesCourse to the deprecated /grade/shared
+chmod -R go-rwx "$HERE/solutions" "$ROOT/shared" "$ROOT/tests" "$ROOT/data" 2>/dev/null
 PYTHON="${{PYTHON:-$(command -v python3)}}"
 LOG="$(mktemp)"
 ARGS=(--upload "$ROOT/student" --course "$HERE" --format prairielearn --output "$RESULTS"
