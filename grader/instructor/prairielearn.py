@@ -61,7 +61,7 @@ def write_fragment(course: Course, exercise_set: ExerciseSet, out: str | Path, l
         folder = out / QUESTIONS_DIR / exercise_set.id / name
         folder.mkdir(parents=True)
         only = None if whole_set else name
-        info = question_info(exercise_set, exercises, image, only)
+        info = question_info(exercise_set, exercises, image, only, lang)
         (folder / "info.json").write_text(json.dumps(info, ensure_ascii=False, indent=2) + "\n",
                                           encoding="utf-8")
         (folder / "question.html").write_text(question_html(exercises, lang, upload),
@@ -72,10 +72,11 @@ def write_fragment(course: Course, exercise_set: ExerciseSet, out: str | Path, l
 
 
 def question_info(exercise_set: ExerciseSet, exercises: list[Exercise], image: str,
-                  exercise_id: str | None) -> dict:
-    """A question's info.json: graded externally, by our entrypoint, without network."""
+                  exercise_id: str | None, lang: str = "en") -> dict:
+    """A question's info.json: graded externally, by our entrypoint, without network.
+    Its uuid is derived from the set and exercise, so an export again updates it."""
     key = f"attn-grade/{exercise_set.id}/{exercise_id or ''}"
-    title = exercises[0].title.get("en") if exercise_id else exercise_set.title.get("en")
+    title = (exercises[0].title if exercise_id else exercise_set.title).get(lang)
     entry = [ENTRYPOINT, exercise_set.id, *([exercise_id] if exercise_id else [])]
     return {"uuid": str(uuid.uuid5(UUID_SPACE, key)), "title": title,
             "topic": "attn-grade", "tags": ["attn-grade", exercise_set.id], "type": "v3",
