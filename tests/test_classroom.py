@@ -65,6 +65,8 @@ def test_the_workflow_is_valid_and_names_only_existing_actions_and_steps(templat
     graded = [s for s in steps if "id" in s]
     assert graded and all("--format classroom" in s["run"] for s in graded)
     assert not list(template.rglob("*.hidden.yaml")) and not (template / "solutions").exists()
+    readme = (template / "README.md").read_text()
+    assert "## Handing in" in readme and "upload" not in readme.lower()
 
 
 def test_hidden_checks_fetched_from_a_private_repository():

@@ -43,6 +43,10 @@ def write_template(course: Course, exercise_set: ExerciseSet, out: str | Path, l
     released = spec_loader.load_set(Course(out), exercise_set.id)
     graded = list(exercise_set.exercises) if hidden_from else \
         [e for e in released.exercises if e.checks]
+    graded_here = HIDDEN_HERE if hidden_from else VISIBLE_ONLY
+    (out / "README.md").write_text(STUDENT_README.format(set_id=exercise_set.id,
+                                                         graded_here=graded_here),
+                                   encoding="utf-8")
     workflow = out / WORKFLOW
     workflow.parent.mkdir(parents=True)
     workflow.write_text(workflow_text(exercise_set.id, graded, lang, hidden_from),
@@ -118,3 +122,26 @@ def _grade_command(set_id: str, exercise, step_id: str, lang: str,
             f"--format classroom --output {result} || true\n"
             f'[ -s {result} ] || echo "$GRADER_ERROR_RESULT" > {result}\n'
             f'echo "result=$(cat {result})" >> "$GITHUB_OUTPUT"\n')
+
+
+STUDENT_README = """\
+# attn-grade: {set_id}
+
+```sh
+python3 -m pip install -e . && attn-grade {set_id}
+```
+
+Fill in the stub functions in `exercises/{set_id}/`, then run `attn-grade {set_id}`
+(`--lang zh` for Chinese feedback, `--exercise ID` for one exercise).
+
+## Handing in
+
+Commit your edited stub files in `exercises/{set_id}/` and push. Each push runs the
+autograding workflow (`.github/workflows/classroom.yml`, the Actions tab): one step per
+exercise prints the same feedback as `attn-grade {set_id} --exercise ID`, and the last
+step reports your points to GitHub Classroom. {graded_here} Do not edit the workflow.
+"""
+
+VISIBLE_ONLY = ("The workflow runs the visible checks you can run yourself; answers worked "
+                "out by hand are not graded by it.")
+HIDDEN_HERE = "The workflow also runs hidden checks, with inputs you do not see."
