@@ -28,17 +28,25 @@ from grader.instructor.uploads import SubmissionError, find_stub_files
 # ------------------------------------------------------------ the Gradescope bundle
 
 @pytest.fixture(scope="module")
-def autograder_source(tmp_path_factory, day3_gradescope_zip):
-    """The exported day3 autograder, unpacked once (each test copies it)."""
-    folder = tmp_path_factory.mktemp("gradescope")
+def autograder_root(tmp_path_factory, day3_gradescope_zip):
+    """A simulated /autograder with the exported day3 autograder unpacked in its source/,
+    once for the module: as Gradescope's image, it grades each test's upload in turn (the
+    first loads the course, as a fresh image does; the others find it loaded).  Its grader
+    is compiled here once, as conftest compiles this checkout's: where
+    PYTHONDONTWRITEBYTECODE is set, every run would compile it again."""
+    import compileall
+
+    root = tmp_path_factory.mktemp("gradescope") / "autograder"
     with zipfile.ZipFile(day3_gradescope_zip) as z:
-        z.extractall(folder / "source")
-    return folder / "source"
+        z.extractall(root / "source")
+    assert compileall.compile_dir(root / "source" / "course" / "grader", quiet=1)
+    return root
 
 
-def run_autograder(autograder_source, root, fill):
-    """A simulated /autograder at ``root``: ``fill(submission)`` builds the upload."""
-    shutil.copytree(autograder_source, root / "source")
+def run_autograder(root, fill):
+    """The autograder at ``root`` on a fresh upload: ``fill(submission)`` builds it."""
+    for folder in ("submission", "results"):   # the previous test's upload and results
+        shutil.rmtree(root / folder, ignore_errors=True)
     (root / "submission").mkdir()
     fill(root / "submission")
     env = {**os.environ, "AUTOGRADER_ROOT": str(root), "PYTHON": sys.executable}
@@ -65,18 +73,16 @@ def solved_release(tmp_path_factory, day3_release):
     return out
 
 
-def test_release_bundle_uploaded_whole_gets_full_marks(autograder_source, solved_release,
-                                                     tmp_path):
-    results = run_autograder(autograder_source, tmp_path / "autograder",
+def test_release_bundle_uploaded_whole_gets_full_marks(autograder_root, solved_release):
+    results = run_autograder(autograder_root,
                              lambda sub: shutil.copytree(solved_release, sub / "attn-day3"))
     assert results["score"] == results["max_score"] == DAY3_MAX, results["output"]
     readme = (solved_release / "README.md").read_text()
     assert "Upload your edited stub files" in readme and "`attention.py`" in readme
 
 
-def test_folder_name_with_a_newline_cannot_pick_the_course_solutions(autograder_source,
-                                                                     tmp_path):
-    root = tmp_path / "autograder"
+def test_folder_name_with_a_newline_cannot_pick_the_course_solutions(autograder_root):
+    root = autograder_root
 
     def fill(sub):
         _stubs(sub)
@@ -85,28 +91,27 @@ def test_folder_name_with_a_newline_cannot_pick_the_course_solutions(autograder_
         trap.mkdir(parents=True)
         (trap / "z.py").write_text("x = 1\n")
 
-    results = run_autograder(autograder_source, root, fill)
+    results = run_autograder(root, fill)
     assert results["score"] == 0 and results["max_score"] == DAY3_MAX
 
 
-def test_two_copies_of_a_stub_are_a_clear_failure(autograder_source, tmp_path):
+def test_two_copies_of_a_stub_are_a_clear_failure(autograder_root):
     def fill(sub):
         _stubs(sub / "a")
         (sub / "b").mkdir()
         shutil.copy(SOLUTIONS / "day3" / "attention.py", sub / "b" / "attention.py")
 
-    results = run_autograder(autograder_source, tmp_path / "autograder", fill)
+    results = run_autograder(autograder_root, fill)
     assert results["score"] == 0 and results["max_score"] == DAY3_MAX
     assert "two files named attention.py" in results["output"]
     assert "a/attention.py" in results["output"] and "b/attention.py" in results["output"]
 
 
-def test_an_upload_without_stub_files_scores_zero_of_the_sets_total(autograder_source,
-                                                                    tmp_path):
+def test_an_upload_without_stub_files_scores_zero_of_the_sets_total(autograder_root):
     def fill(sub):
         (sub / "notes.txt").write_text("my answers are on paper\n")
 
-    results = run_autograder(autograder_source, tmp_path / "autograder", fill)
+    results = run_autograder(autograder_root, fill)
     assert results["score"] == 0 and results["max_score"] == DAY3_MAX
     assert "none of the files" in results["output"] and "attention.py" in results["output"]
     assert results["extra_data"]["status"] == "empty"
