@@ -36,7 +36,8 @@ def test_tiny_course_without_hidden_checks_lets_a_constant_through(tmp_path):
      "✗ demo/demo: the stub passes check 'two'"),
     (lambda root: (root / "exercises/demo/demo.yaml").write_text(
         GOOD.replace("args: [2]", "args: [2]\n    expect: 5")),
-     "✗ demo/demo: the reference fails check 'two' (seed 0)"),
+     "✗ demo/demo: exercises/demo/demo.yaml:8: the reference fails check 'two' (seed 0, 1, 2, "
+     "3): expected 5, not 4"),
     (lambda root: (root / "exercises/demo/demo.yaml").write_text(
         GOOD.replace("points: 2", "points: [")),
      "✗ demo: invalid:"),
@@ -51,6 +52,72 @@ def test_dev_check_names_what_to_fix(tmp_path, break_it, expected):
     proc = dev_check(tmp_path)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert expected in proc.stdout
+
+
+@pytest.mark.parametrize("slip,expected", [
+    (lambda root: (root / "exercises/demo/demo.py").write_text(
+        "def triple(x):\n    raise NotImplementedError\n"),
+     "✗ demo/demo: exercises/demo/demo.yaml:5: double is a graded function, but the stub "
+     "demo.py does not define it"),
+    (lambda root: (root / "solutions/demo/demo.py").write_text(
+        "def twice(x):\n    return 2 * x\n"),
+     "✗ demo/demo: exercises/demo/demo.yaml:5: double is a graded function, but the "
+     "reference demo.py does not define it"),
+    (lambda root: (root / "exercises/demo/demo.py").write_text(
+        "def double():\n    raise NotImplementedError\n"),
+     "✗ demo/demo: exercises/demo/demo.yaml:8: check 'two' calls double with arguments its "
+     "definition in demo.py (line 1) does not take"),
+    (lambda root: (root / "exercises/demo/demo.yaml").write_text(
+        GOOD.replace("title: {zh: 演示, en: Demo}", "title: {zh: 演示, en: TODO English title}")),
+     "✗ demo/demo: exercises/demo/demo.yaml:3: 'TODO English title' is still here, as new "
+     "wrote it"),
+    (lambda root: (root / "exercises/demo/demo.yaml").write_text(
+        GOOD + "misconceptions:\n  - tag: adds\n    message: {zh: 错, en: wrong}\n"
+               "    wrong: double_by_adding\n"),
+     "✗ demo/demo: exercises/demo/demo.yaml:14: the wrong version double_by_adding of 'adds' "
+     "is not defined in the reference demo.py"),
+])
+def test_dev_check_holds_the_yaml_to_its_files_naming_file_and_line(tmp_path, slip, expected):
+    make_course(tmp_path, hidden=GOOD_HIDDEN)
+    slip(tmp_path)
+    proc = dev_check(tmp_path)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert expected in proc.stdout, proc.stdout
+    assert proc.stdout.count(expected) == 1
+
+
+@pytest.mark.parametrize("slip,expected", [
+    (lambda root: (root / "exercises/demo/demo.yaml").write_text(
+        GOOD.replace("args: [2]", 'args: [2]\n    expect: "4"')),
+     "exercises/demo/demo.yaml:8: the reference fails check 'two' (seed 0, 1, 2, 3): returned "
+     "an int, expected str"),
+    (lambda root: (root / "solutions/demo/test_demo.py").write_text(
+        'def test_calls_a_missing_function(student):\n    """Calls."""\n'
+        "    assert student.triple(2) == 6\n"),
+     "solutions/demo/test_demo.py:1: the reference fails check 'test_calls_a_missing_function' "
+     "(seed 0): `triple` is not defined in demo.py"),
+    (lambda root: (root / "solutions/demo/test_demo.py").write_text(
+        'def test_wrong_claim(student):\n    """Claims."""\n'
+        "    assert student.double(2) == 5, 'four is not five'\n"),
+     "solutions/demo/test_demo.py:1: the reference fails check 'test_wrong_claim' (seed 0): "
+     "the test raised: AssertionError: four is not five"),
+])
+def test_a_failing_reference_says_why_once_with_its_line(tmp_path, slip, expected):
+    make_course(tmp_path, hidden=GOOD_HIDDEN)
+    slip(tmp_path)
+    proc = dev_check(tmp_path, "--seeds", "4")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert expected in proc.stdout and proc.stdout.count("the reference fails") == 1, \
+        proc.stdout
+
+
+def test_dev_check_says_its_findings_in_chinese(tmp_path):
+    make_course(tmp_path, hidden=GOOD_HIDDEN)
+    (tmp_path / "exercises/demo/demo.py").write_text(
+        "def triple(x):\n    raise NotImplementedError\n")
+    proc = dev_check(tmp_path, "--lang", "zh")
+    assert proc.returncode == 1
+    assert "double 是要评分的函数，但起始文件 demo.py 没有定义它" in proc.stdout, proc.stdout
 
 
 def test_wrong_version_that_escapes_is_reported(tmp_path):
@@ -80,9 +147,11 @@ def test_new_exercise_following_the_readme_passes_dev_check(tmp_path):
     assert "  - head_count\n" in (course / "exercises/day3/set.yaml").read_text()
     assert dev_check(course, "day3", "--exercise", "head_count").returncode == 1
     yaml_path = course / "exercises/day3/head_count.yaml"
-    yaml_path.write_text(yaml_path.read_text()
-                         .replace("args: [3]", "args: [4096, 128]")
-                         .replace("functions: [head_count]", "functions: [head_count]"))
+    filled = yaml_path.read_text().replace("args: [3]", "args: [4096, 128]")
+    for marker in ("TODO 中文标题", "TODO English title", "TODO 用中文写出任务",
+                   "TODO State the task", "TODO 提示", "TODO hint", "TODO"):   # all filled in
+        filled = filled.replace(marker, "written")
+    yaml_path.write_text(filled)
     (course / "exercises/day3/head_count.py").write_text(
         'def head_count(d_model, d_head):\n    """How many heads? / 几个头？"""\n'
         "    raise NotImplementedError\n")

@@ -105,3 +105,30 @@ def test_chinese_messages_have_no_english_words():
         text = re.sub(r"\{[^}]*\}", "0", template)
         words = set(re.findall(r"[A-Za-z][A-Za-z_]+", text)) - ALLOWED_LATIN
         assert not words, (code, template, words)
+
+
+def test_a_type_name_gets_its_article_in_english():
+    """'returned a int' was how a reference returning 6 for an expected '6' read."""
+    from grader.judge.msg import Msg
+
+    assert feedback.render(Msg("got-type", got_type="int", want="str"), "en") \
+        .startswith("returned an int, expected")
+    assert feedback.render(Msg("got-type", got_type="Liar", want="array"), "en") \
+        .startswith("returned a Liar, expected")
+    assert "返回了 int" in feedback.render(Msg("got-type", got_type="int", want="str"), "zh")
+
+
+def test_what_a_hidden_test_raised_is_for_the_instructor_only():
+    """dev check shows what a failing hidden test raised; a student never reads it."""
+    from grader.judge.msg import Msg
+    from grader.judge.results import CheckResult
+    from grader.report.render import check_lines
+
+    raised = Msg("hidden-test-raised", raised="AssertionError: assert 12 == 13")
+    result = CheckResult(exercise="e", file="e.py", check="test_x", visibility="hidden",
+                         passed=False, max_score=1.0, kind="pytest",
+                         lines=(Msg("hidden-failed"), raised))
+    for lang in ("en", "zh"):
+        shown = "\n".join(check_lines(result, lang))
+        assert "12" not in shown and "AssertionError" not in shown and shown
+    assert "assert 12 == 13" in feedback.render(raised, "en")

@@ -17,15 +17,16 @@ from pathlib import Path
 
 from ..course import loader as spec_loader
 from ..course.draws import DRAWS
-from ..course.spec import Course, ExerciseSet
+from ..course.spec import Course, Exercise, ExerciseSet
 from ..errors import CourseError
 from ..grading import Warm, grade_set
 from ..judge.msg import Msg
-from ..judge.results import ExerciseResult
+from ..judge.results import CheckResult, ExerciseResult
 from ..run import processes
 from ..run.student import open_run_folder
 from . import standins
 from .findings import Finding
+from .promises import promises_kept, test_line
 from .wrong_versions import WrongSubmission, variants_pass, wrong_versions_caught
 
 SEEDS = tuple(range(DRAWS))   # every draw a submission's hidden inputs can come from
@@ -41,7 +42,8 @@ def check_course(course: Course, set_ids: Sequence[str], level: str,
     in a fork of this process: the gradings mostly wait on student processes.
     """
     if not hasattr(os, "fork"):
-        return [f for set_id in set_ids for f in check_set(course, set_id, level, seeds, only)]
+        return _once([f for set_id in set_ids for f in check_set(course, set_id, level, seeds,
+                                                                 only)])
     _preload(course, set_ids)
     jobs = [(set_id, part) for set_id in set_ids for part in PARTS]
     at_once = max(2, os.cpu_count() or 1)   # a course of many sets does not start them all
@@ -57,7 +59,19 @@ def check_course(course: Course, set_ids: Sequence[str], level: str,
         read = select.select(list(running), [], [])[0][0]
         set_id, part, pid = running.pop(read)
         findings[set_id, part] = _fork_findings(set_id, pid, read)
-    return [f for job in jobs for f in findings[job]]
+    return _once([f for job in jobs for f in findings[job]])
+
+
+def _once(findings: list[Finding]) -> list[Finding]:
+    """Each finding once: both halves of a set meet a set-wide failure (grading failed)."""
+    seen: set[str] = set()
+    out = []
+    for finding in findings:
+        key = json.dumps(finding.to_plain(), sort_keys=True)
+        if key not in seen:
+            seen.add(key)
+            out.append(finding)
+    return out
 
 
 def _preload(course, set_ids):
@@ -113,7 +127,8 @@ def check_set(course: Course, set_id: str, level: str, seeds: Sequence[int] = SE
     except CourseError as exc:
         return [Finding(set_id, "", Msg("devcheck-invalid", reason=str(exc)))] \
             if "proofs" in parts else []
-    findings = stray_files(exercise_set) if "proofs" in parts else []
+    findings = stray_files(exercise_set) + promises_kept(exercise_set) \
+        if "proofs" in parts else []
     # every grading below runs the course's own code: one run folder (and so one warm
     # template) and one set of reference answers for all of them
     warm = None
@@ -183,7 +198,7 @@ def solutions_pass(course: Course, set_id: str, level: str, seeds: Sequence[int]
     A seed changes the YAML checks' drawn inputs, not the hidden pytest files (they
     seed their own draws): those run with the first seed only.
     """
-    out: list[Finding] = []
+    failed: dict[tuple[str, str], tuple[list[int], CheckResult]] = {}
     margins: dict[tuple[str, str], float] = {}
     for seed in seeds:
         exercise_set = spec_loader.load_set(course, set_id, seed_offset=seed)
@@ -195,12 +210,37 @@ def solutions_pass(course: Course, set_id: str, level: str, seeds: Sequence[int]
             for c in e.checks:
                 key = (c.exercise, c.check)
                 if not c.passed:
-                    out.append(Finding(set_id, c.exercise, Msg("devcheck-reference-fails",
-                                                               check=c.check, seed=seed)))
+                    failed.setdefault(key, ([], c))[0].append(seed)
                 elif c.margin is not None:
                     margins[key] = max(margins.get(key, 0.0), c.margin)
-    out += margin_notes(set_id, margins)
-    return out
+    sets = {e.id: e for e in spec_loader.load_set(course, set_id).exercises}
+    out = [_reference_fails(set_id, sets[ex], seeds_failed, result, course.root)
+           for (ex, _), (seeds_failed, result) in failed.items()]
+    return out + margin_notes(set_id, margins)
+
+
+def _reference_fails(set_id: str, exercise: Exercise, seeds: list[int], result: CheckResult,
+                     root: Path) -> Finding:
+    """Once for all the seeds it fails on, with the check's line and the first reason
+    (for a hidden test, what it raised)."""
+    reasons = [m for m in result.lines if m.code != "hidden-failed"]
+    place = check_place(exercise, result.check, root)
+    return Finding(set_id, exercise.id, Msg(
+        "devcheck-reference-fails-why", check=result.check,
+        seeds=", ".join(map(str, seeds)), count=len(seeds),
+        reason=reasons[0] if reasons else Msg("hidden-failed")), place=place)
+
+
+def check_place(exercise: Exercise, check_id: str, root: Path) -> str:
+    """"file:line" of a YAML check, or of a hidden pytest test's def."""
+    for check in exercise.checks:
+        if check.id == check_id:
+            return f"{os.path.relpath(check.source, root)}:{check.line}"
+    for path in exercise.test_files:
+        line = test_line(path, check_id)
+        if line:
+            return f"{os.path.relpath(path, root)}:{line}"
+    return ""
 
 
 def margin_notes(set_id: str, margins: dict[tuple[str, str], float]) -> list[Finding]:

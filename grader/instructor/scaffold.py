@@ -88,6 +88,12 @@ order:
 """
 
 
+# what ``new`` writes for the instructor to replace: dev check finds any left behind
+TODO_MARKERS = ("TODO 中文标题", "TODO English title", "TODO 用中文写出任务", "TODO State the task",
+                "TODO 提示", "TODO hint", "{zh: TODO, en: TODO}", "TODO: what to return",
+                "TODO 要返回什么", "TODO: write the reference solution")
+
+
 def new_exercise(course: Course, set_id: str, exercise_id: str) -> list[Path]:
     """Write the files of a new exercise and list it in the set; the paths written."""
     if not re.fullmatch(r"[a-z][a-z0-9_]*", exercise_id):

@@ -41,12 +41,22 @@ def render(msg: Msg, lang: str, hidden: bool = False) -> str | None:
             return None
         template = template if alt == "same" else alt
     values = {k: _render_value(k, v, lang, hidden) for k, v in msg.values.items()}
+    if lang == "en":
+        template = _articles(template, values)
     if "expected" in values and values["expected"] == values.get("got"):
         for key in ("expected", "got"):   # a failing answer must not read as the expected
             values[key] = printable(precise(msg.values[key]))
     if "rtol" in msg.values:
         values["rtol_pct"] = _percent(msg.values["rtol"])
     return template.format(**values)
+
+
+def _articles(template: str, values: dict[str, str]) -> str:
+    """'a {got_type}' reads 'an int' before a vowel (a type name is not known in advance)."""
+    for key, value in values.items():
+        if value[:1].lower() in ("a", "e", "i", "o", "u") and f"a {{{key}}}" in template:
+            template = template.replace(f" a {{{key}}}", f" an {{{key}}}")
+    return template
 
 
 VALUE_KEYS = {"expected", "got", "options", "missing", "extra", "key", "point", "shape",

@@ -260,7 +260,17 @@ def _failure(report, exercise, tags, calls):
     shown = [t for t in tags if _evidence(known[t], exercise, calls)]
     mutated = sorted({c[0] for c in calls if c[3].ok and c[3].mutated_args})
     notes = [Msg("mutated-args", function=f) for f in mutated]
-    return [Msg("hidden-failed"), *notes] + [misconception_line(known[t]) for t in shown], shown
+    # what the test raised: for the instructor (dev check); no hidden phrasing, so a
+    # student never sees it
+    raised = Msg("hidden-test-raised", raised=_raised(report)) if report is not None else None
+    return [Msg("hidden-failed"), *notes] + [misconception_line(known[t]) for t in shown] \
+        + ([raised] if raised else []), shown
+
+
+def _raised(report) -> str:
+    """The exception's first line (pytest's assertion detail follows it)."""
+    lines = (report.longreprtext or "").strip().splitlines()
+    return lines[0] if lines else ""
 
 
 def _evidence(misconception, exercise, calls):
