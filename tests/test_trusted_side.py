@@ -69,6 +69,8 @@ ATTACKS = {
 }
 
 
+LONGEST = "a formula that costs 3**(10**8)"
+
 # checks of the functions an attack leaves alone: they keep their points
 INTACT = {"self-test-q4": ("cells-2000", "cells-formula", "cells-random-a"),
           "cells-formula": ("self-test-q4", "growth-random-a", "growth-random-b"),
@@ -117,8 +119,9 @@ def attack_runs(request, tmp_path_factory):
     wanted = set().union(*(_wanted(item) for item in request.session.items
                            if item.module is request.module))
     jobs, names = [], []
-    for (name, (exercise, files, _)), level in [(a, lv) for a in ATTACKS.items()
-                                                for lv in LEVELS]:
+    # the run that waits longest first (its answer's time limit): not the last to start
+    first = sorted(ATTACKS.items(), key=lambda attack: attack[0] != LONGEST)
+    for (name, (exercise, files, _)), level in [(a, lv) for a in first for lv in LEVELS]:
         if (name, level) not in wanted:
             continue
         folder = tmp_path_factory.mktemp("attack")
@@ -322,8 +325,10 @@ def test_a_starved_trusted_fork_is_not_an_overrun_and_a_busy_one_is():
 SLOW_ELEMENTS = '''
 import sympy as S
 
-# each element evaluates in about a second, under the per-element limit
-SLOW = S.sin(S.Pow(S.Integer(10), S.Integer(160000), evaluate=False), evaluate=False)
+# each element evaluates in about half a second, under the per-element limit (the test
+# halves an answer's deadline and an exercise's allowance: 10**160000, a second, for the
+# grader's own)
+SLOW = S.sin(S.Pow(S.Integer(10), S.Integer(100000), evaluate=False), evaluate=False)
 
 
 def softmax(logits, T=1.0):
@@ -334,17 +339,32 @@ def greedy(logits):
     return SLOW
 '''
 REPORTS_WITHIN = 60   # seconds: one such answer must not hold a whole set's grading longer
+# The CLI with an answer's deadline and an exercise's allowance half the grader's (5 s and
+# 10 s), for answers half as slow to read: the same story in half the trusted CPU seconds.
+HALF_ALLOWANCE = """
+import sys
+from grader import grading
+from grader.judge import jobs
+assert (jobs.ANSWER_SECONDS, jobs.EXERCISE_SECONDS, grading.EXERCISE_SECONDS) == (5, 10, 10)
+jobs.ANSWER_SECONDS, jobs.EXERCISE_SECONDS, grading.EXERCISE_SECONDS = 2.5, 5.0, 5.0
+from grader.cli import main
+main(prog_name="attn-grade")
+"""
 
 
 def test_answers_slow_to_read_cost_their_own_exercise_a_bounded_time(submission):
     """Arrays whose every element takes just under the per-element limit to evaluate,
     judged again for every known wrong version: each answer has one deadline in all,
     and its exercise one allowance; the set's other exercises keep their marks."""
+    import subprocess
+    import sys
+
     from conftest import DAY3_MAX, FULL_DAY3
 
     folder = submission(SET, temperature=SLOW_ELEMENTS)
-    proc = run_cli(SET, "--submission", folder, "--json", "--lang", "en",
-                   timeout=REPORTS_WITHIN)
+    proc = subprocess.run([sys.executable, "-c", HALF_ALLOWANCE, SET, "--submission", folder,
+                           "--json", "--lang", "en"], cwd=ROOT, capture_output=True,
+                          text=True, timeout=REPORTS_WITHIN)
     assert proc.returncode == 1, proc.stderr
     doc = json.loads(proc.stdout)
     assert doc["score"] == pytest.approx(DAY3_MAX - FULL_DAY3["temperature"])
