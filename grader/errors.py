@@ -18,16 +18,25 @@ class CourseError(Exception):
     Carries the file and line so the message points where to fix it.
     """
 
-    def __init__(self, message, path=None, line=None, hint=None):
+    def __init__(self, message, path=None, line=None, hint=None, msg=None, detail=None):
         super().__init__(message)
         self.message, self.path, self.line, self.hint = message, path, line, hint
+        # ``msg``: the message as (catalogue code, values), for the CLI to say in the
+        # user's language (``message`` is its English); ``detail``: a library's words
+        self.msg, self.detail = msg, detail
 
     def __str__(self):
         where = ""
         if self.path is not None:
             where = f"{self.path}:{self.line}: " if self.line else f"{self.path}: "
         hint = f"\n  hint: {self.hint}" if self.hint else ""
-        return f"{where}{self.message}{hint}"
+        detail = f"\n  ({self.detail})" if self.detail else ""
+        return f"{where}{self.message}{hint}{detail}"
+
+    def where(self) -> str:
+        if self.path is None:
+            return ""
+        return f"{self.path}:{self.line}: " if self.line else f"{self.path}: "
 
 
 class Refusal(Exception):

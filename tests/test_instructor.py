@@ -40,7 +40,8 @@ def test_tiny_course_without_hidden_checks_lets_a_constant_through(tmp_path):
      "3): expected 5, not 4"),
     (lambda root: (root / "exercises/demo/demo.yaml").write_text(
         GOOD.replace("points: 2", "points: [")),
-     "✗ demo: invalid:"),
+     "✗ demo: exercises/demo/demo.yaml:8: not valid YAML: a '[' or '{' left open above this "
+     "line"),
     (lambda root: (root / "exercises/demo/extra.py").write_text("x = 1\n"),
      "✗ demo: stub extra.py has no exercise YAML"),
     (lambda root: (root / "solutions/demo/other.py").write_text("x = 1\n"),

@@ -71,6 +71,13 @@ def test_every_unit_error_has_its_message():
     assert _unit_error_codes() <= set(feedback.catalogue("en"))
 
 
+def _yaml_codes():
+    """The codes of course/yaml_source.py's syntax problems (said by the CLI)."""
+    from grader.course.yaml_source import SYNTAX_PROBLEMS
+
+    return {code for _, code, _ in SYNTAX_PROBLEMS} | {"yaml-syntax"}
+
+
 def _want_codes():
     """``want-WORD``: what a check wants, for each compare kind and each ``want="WORD"``."""
     pattern = re.compile(r'want="([a-z]+)"|PLAIN_VALUE = "([a-z]+)"')
@@ -81,7 +88,7 @@ def _want_codes():
 
 def test_no_message_is_dead():
     dead = (set(feedback.catalogue("en")) - _codes_in_source() - _unit_error_codes()
-            - _want_codes())
+            - _want_codes() - _yaml_codes())
     assert not dead, f"catalogue entries nothing uses: {sorted(dead)}"
 
 
@@ -95,7 +102,7 @@ def test_a_missing_message_fails_here_not_in_a_students_run(tmp_path):
 # words that stay Latin in Chinese text: code, identifiers, units, names of things
 ALLOWED_LATIN = {"NaN", "sympy", "NotImplementedError", "exit", "B", "KB", "MB", "GB", "KiB",
                  "MiB", "GiB", "CPU", "softmax", "attn", "grade", "hint", "show", "inf", "Ctrl",
-                 "ndarray"}
+                 "ndarray", "YAML"}
 
 
 def test_chinese_messages_have_no_english_words():
@@ -132,3 +139,8 @@ def test_what_a_hidden_test_raised_is_for_the_instructor_only():
         shown = "\n".join(check_lines(result, lang))
         assert "12" not in shown and "AssertionError" not in shown and shown
     assert "assert 12 == 13" in feedback.render(raised, "en")
+
+
+def test_every_yaml_syntax_problem_has_its_message():
+    for lang in ("en", "zh"):
+        assert _yaml_codes() <= set(feedback.catalogue(lang))

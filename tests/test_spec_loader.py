@@ -174,3 +174,32 @@ def test_a_dangling_link_named_py_does_not_stop_a_load(tmp_path, monkeypatch):
     course = Course(tmp_path / "course")
     (course.root / "exercises" / "demo" / "scratch.py").symlink_to(tmp_path / "gone.py")
     assert spec_loader.load_set(course, "demo").exercises[0].id == "demo"
+
+
+YAML_SLIPS = {   # a slip in the YAML -> (line, English, Chinese), PyYAML's words as the detail
+    "a tab": ("format_version: 1\n\tid: demo\n", 2,
+              "not valid YAML: a tab: YAML indents with spaces only",
+              "YAML 写法有误：这里有制表符，YAML 只能用空格缩进"),
+    "an open brace": ("format_version: 1\ntitle: {zh: 演示, en: Demo\n", 3,
+                      "not valid YAML: a '{' without its closing '}' (or a ',' missing)",
+                      "YAML 写法有误：'{' 没有对应的 '}'（或少了逗号）"),
+    "a second colon": ("format_version: 1\ntitle: a: b\n", 2,
+                       "not valid YAML: a ':' where a value was expected",
+                       "YAML 写法有误：这里本该是一个值，却出现了冒号"),
+    "an open quote": ("format_version: 1\ntitle: 'Demo\n", 3,
+                      "not valid YAML: a quote without its closing quote",
+                      "YAML 写法有误：引号没有闭合"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(YAML_SLIPS))
+def test_a_yaml_slip_is_said_in_our_words_in_each_language(tmp_path, monkeypatch, name):
+    from grader.cli import common
+
+    text, line, english, chinese = YAML_SLIPS[name]
+    error = load_error(tmp_path, exercise=text)
+    assert error.line == line and str(error).startswith(f"{error.path}:{line}: {english}")
+    assert "(PyYAML: " in str(error)   # its own words kept, as the detail
+    monkeypatch.setattr("sys.argv", ["attn-grade", "demo", "--lang", "zh"])
+    said = common._in_language(error)
+    assert said.startswith(f"{error.path}:{line}: {chinese}") and "(PyYAML: " in said

@@ -11,6 +11,7 @@ import click
 
 from .. import __version__
 from ..course import loader as spec_loader
+from ..course.spec import LANGUAGES
 from ..errors import CourseError, ExitCode, Refusal
 from ..files import write_atomic
 from ..judge.msg import Msg
@@ -110,8 +111,29 @@ def load_course(course_dir: str | None) -> spec_loader.Course:
 
 
 def fail(exc: Exception) -> NoReturn:
-    click.echo(f"error: {exc}", err=True)
+    click.echo(f"error: {_in_language(exc)}", err=True)
     sys.exit(ExitCode.USAGE)
+
+
+def _in_language(exc: Exception) -> str:
+    """A course error that carries its message as a catalogue code, said in the language
+    the command was asked for (``--lang``, else the locale's); any other as it is."""
+    code = getattr(exc, "msg", None)
+    if not isinstance(exc, CourseError) or code is None:
+        return str(exc)
+    text = exc.where() + report.render(Msg(code[0], **code[1]), _asked_lang())
+    return text + (f"\n  ({exc.detail})" if exc.detail else "")
+
+
+def _asked_lang() -> str:
+    """The ``--lang`` of this command line (an error may end it before click reads it)."""
+    argv = sys.argv[1:]
+    for i, arg in enumerate(argv):
+        if arg == "--lang" and i + 1 < len(argv) and argv[i + 1] in LANGUAGES:
+            return argv[i + 1]
+        if arg.startswith("--lang=") and arg[7:] in LANGUAGES:
+            return arg[7:]
+    return default_lang()
 
 
 def write_output(output: str | Path, data: str | bytes, lang: str) -> None:

@@ -3,6 +3,7 @@ notebook, release.  Every sentence they print comes from the message catalogue."
 
 import json
 import os
+import shlex
 import sys
 from pathlib import Path
 
@@ -76,10 +77,12 @@ def new(set_id: str, exercise_id: str, course_dir: str | None, lang: str) -> Non
     """Start a new exercise: YAML skeleton, stub and reference solution."""
     from ..instructor.scaffold import new_exercise
 
-    for path in new_exercise(load_course(course_dir), set_id, exercise_id):
-        say(Msg("new-wrote", path=str(path)), lang)
-    say(Msg("new-next", command=f"attn-grade dev check {set_id} --exercise {exercise_id}"),
-        lang)
+    course = load_course(course_dir)
+    for path in new_exercise(course, set_id, exercise_id):   # as the course names them
+        say(Msg("new-wrote", path=os.path.relpath(path, course.root)), lang)
+    where = f" --course {shlex.quote(course_dir)}" if course_dir else ""
+    say(Msg("new-next", command=f"attn-grade dev check {set_id} --exercise {exercise_id}"
+                                f"{where}"), lang)
 
 
 @main.command("schema")

@@ -41,6 +41,38 @@ class Tagged:
 _scalar = yaml.SafeLoader("")
 
 
+# PyYAML's problems in the project's words: (what its text holds, code, English)
+SYNTAX_PROBLEMS = (
+    ("'\\t'", "yaml-tab", "a tab: YAML indents with spaces only"),
+    ("mapping values are not allowed", "yaml-colon",
+     "a ':' where a value was expected: quote the value (\"a: b\"), or indent this line "
+     "as its neighbours"),
+    ("expected ',' or '}'", "yaml-brace", "a '{' without its closing '}' (or a ',' missing)"),
+    ("expected ',' or ']'", "yaml-bracket", "a '[' without its closing ']' (or a ',' missing)"),
+    ("quoted scalar", "yaml-quote", "a quote without its closing quote"),
+    ("could not find expected ':'", "yaml-no-colon", "a key without its ':'"),
+    ("expected <block end>", "yaml-indent",
+     "a line indented unlike the keys around it (each level by the same spaces)"),
+    ("did not find expected key", "yaml-indent",
+     "a line indented unlike the keys around it (each level by the same spaces)"),
+    ("did not find expected '-'", "yaml-indent",
+     "a line indented unlike the keys around it (each level by the same spaces)"),
+    ("found undefined alias", "yaml-alias", "a '*' that starts a value: quote the value"),
+    ("found character '@'", "yaml-reserved", "a value that starts with '@' or '`': quote it"),
+    ("found character '`'", "yaml-reserved", "a value that starts with '@' or '`': quote it"),
+    ("while parsing a flow", "yaml-flow", "a '[' or '{' left open above this line"),
+)
+
+
+def syntax_problem(problem: str, context: str) -> tuple[str, str]:
+    """(catalogue code, English) of a YAML syntax error, from PyYAML's text."""
+    for text in (problem, context):
+        for needle, code, english in SYNTAX_PROBLEMS:
+            if needle in text:
+                return code, english
+    return "yaml-syntax", "the YAML here cannot be read; check its indentation and quoting"
+
+
 def load(path: Path) -> Any:
     """Parse one YAML file; syntax errors become CourseError with the line."""
     try:
@@ -53,8 +85,9 @@ def load(path: Path) -> Any:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark else None
         problem = exc.problem or str(exc)
-        raise CourseError(f"not valid YAML: {problem}", path, line,
-                          "check the indentation and the quoting on this line") from None
+        code, english = syntax_problem(problem, exc.context or "")
+        raise CourseError(f"not valid YAML: {english}", path, line, msg=(code, {}),
+                          detail=f"PyYAML: {problem}") from None
     if node is None:
         raise CourseError("the file is empty; expected a mapping", path, 1)
     return _convert(node, path)

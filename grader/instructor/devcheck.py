@@ -125,9 +125,8 @@ def check_set(course: Course, set_id: str, level: str, seeds: Sequence[int] = SE
     try:
         exercise_set = spec_loader.load_set(course, set_id)
     except CourseError as exc:
-        return [Finding(set_id, "", Msg("devcheck-invalid", reason=str(exc)))] \
-            if "proofs" in parts else []
-    findings = stray_files(exercise_set) + promises_kept(exercise_set) \
+        return [_course_problem(set_id, exc, course.root)] if "proofs" in parts else []
+    findings = stray_files(exercise_set) + promises_kept(exercise_set, only) \
         if "proofs" in parts else []
     # every grading below runs the course's own code: one run folder (and so one warm
     # template) and one set of reference answers for all of them
@@ -152,6 +151,15 @@ def check_set(course: Course, set_id: str, level: str, seeds: Sequence[int] = SE
         if warm is not None:
             warm.close()
     return findings
+
+
+def _course_problem(set_id: str, exc: CourseError, root: Path) -> Finding:
+    """A set that does not load: said in the catalogue's words where the error has them."""
+    if exc.msg is None:
+        return Finding(set_id, "", Msg("devcheck-invalid", reason=str(exc)))
+    path = os.path.relpath(exc.path, root) if exc.path else ""
+    return Finding(set_id, "", Msg(exc.msg[0], **exc.msg[1]), detail=f"  ({exc.detail})",
+                   place=f"{path}:{exc.line}" if exc.line else path)
 
 
 def stray_files(exercise_set: ExerciseSet) -> list[Finding]:

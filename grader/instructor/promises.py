@@ -6,7 +6,7 @@ file and line; none of this runs any code."""
 
 import ast
 import os
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from pathlib import Path
 
 from ..course.spec import LANGUAGES, Check, Exercise, ExerciseSet
@@ -19,10 +19,14 @@ LANGUAGE_NAMES = {"zh": Msg("language-zh"), "en": Msg("language-en")}
 UNEXPLAINED_IS_PROBLEM = False
 
 
-def promises_kept(exercise_set: ExerciseSet) -> list[Finding]:
+def promises_kept(exercise_set: ExerciseSet,
+                  only: Collection[str] | None = None) -> list[Finding]:
+    """The findings of every exercise (of ``only``, when given) and of ``set.yaml``."""
     out: list[Finding] = []
     root = exercise_set.solutions_dir.parent.parent
     for exercise in exercise_set.exercises:
+        if only is not None and exercise.id not in only:
+            continue
         def found(msg: Msg, path: Path, line: int, ex_id: str = exercise.id,
                   problem: bool = True) -> None:
             out.append(Finding(exercise_set.id, ex_id, msg, problem,

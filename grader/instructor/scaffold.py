@@ -55,9 +55,11 @@ checks:
   - id: drawn-a
     args: [!randint {{seed: 1, low: 1, high: 1000}}]
     compare: exact
+    description: {{zh: TODO, en: TODO}}   # what it checks (never its inputs or answer)
   - id: drawn-b
     args: [!randint {{seed: 2, low: 1, high: 1000}}]
     compare: exact
+    description: {{zh: TODO, en: TODO}}
 """
 
 STUB = '''"""TODO English title / TODO 中文标题."""
