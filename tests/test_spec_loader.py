@@ -61,7 +61,7 @@ CORPUS = {
                                "both 'zh' and 'en'"),
     "wrong format version": (GOOD.replace("format_version: 1", "format_version: 7"), 1,
                              "format_version: expected one of 1"),
-    "id differs from file": (GOOD.replace("id: demo", "id: other"), 1,
+    "id differs from file": (GOOD.replace("id: demo", "id: other"), 2,
                              "id: expected the id 'demo'"),
     "misconception without rule": (GOOD + "misconceptions:\n  - tag: oops\n    message: "
                                    "{zh: 错, en: wrong}\n", 12, "exactly one of 'wrong'"),
@@ -203,3 +203,14 @@ def test_a_yaml_slip_is_said_in_our_words_in_each_language(tmp_path, monkeypatch
     monkeypatch.setattr("sys.argv", ["attn-grade", "demo", "--lang", "zh"])
     said = common._in_language(error)
     assert said.startswith(f"{error.path}:{line}: {chinese}") and "(PyYAML: " in said
+
+
+@pytest.mark.parametrize("order,line,fragment", [
+    ("order:\n  - demo\n  - gone\n", 5, "order: no file gone.yaml"),
+    ("order:\n  - demo\n  - demo\n", 5, "order: 'demo' is listed twice"),
+    ("order: []\n", 3, "order: expected a list of at least 1 item"),
+])
+def test_a_set_yaml_problem_names_its_line(tmp_path, order, line, fragment):
+    manifest = "format_version: 1\ntitle: {zh: 演示, en: Demo}\n" + order
+    error = load_error(tmp_path, manifest=manifest)
+    assert error.line == line and fragment in error.message, str(error)

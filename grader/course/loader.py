@@ -75,20 +75,32 @@ def _check_order(path, manifest, ex_dir):
     present = {p.name[:-5] for p in ex_dir.glob("*.yaml") if p.name != "set.yaml"}
     for i, ex_id in enumerate(listed):
         if listed.index(ex_id) != i:
-            raise CourseError(f"order: {ex_id!r} is listed twice", path)
+            raise CourseError(f"order: {ex_id!r} is listed twice", path,
+                              _line(path, "order", i))
         if ex_id not in present:
             raise CourseError(f"order: no file {ex_id}.yaml for exercise {ex_id!r}", path,
-                              hint=did_you_mean(ex_id, present))
+                              _line(path, "order", i), hint=did_you_mean(ex_id, present))
     for stray in sorted(present - set(listed)):
-        raise CourseError(f"{stray}.yaml is not listed in order", path,
+        raise CourseError(f"{stray}.yaml is not listed in order", path, _line(path, "order"),
                           hint="add it to 'order' or remove the file")
+
+
+def _line(path, key, index=None):
+    """The line of ``key`` (of its item ``index``) in the YAML file ``path``, for an error
+    found after validation (read again: errors are rare)."""
+    data = yaml_source.load(path)
+    value = data.get(key) if isinstance(data, dict) else None
+    lines = getattr(value, "item_lines", None)
+    if index is not None and lines and index < len(lines):
+        return lines[index]
+    return getattr(data, "key_lines", {}).get(key)
 
 
 def _load_exercise(path, set_id, sol_dir, seed_offset):
     raw = _validated(path, formats.EXERCISE)
-    top = Where(path, 1)
     if raw["id"] != path.stem:
-        top.child("id").fail(f"the id {path.stem!r} (the file name)", raw["id"])
+        Where(path, _line(path, "id")).child("id").fail(
+            f"the id {path.stem!r} (the file name)", raw["id"])
     file = raw["file"] or raw["id"].replace("-", "_") + ".py"
     if not (path.parent / file).is_file():
         raise CourseError(f"the stub {file} is missing from {path.parent}", path,
