@@ -283,9 +283,11 @@ checks:
   - id: drawn-a
     args: [!randint {seed: 1, low: 3, high: 1000}]
     compare: exact
+    description: {zh: 随机抽取的数, en: a drawn number}
   - id: drawn-b
     args: [!randint {seed: 2, low: 3, high: 1000}]
     compare: exact
+    description: {zh: 另一个随机抽取的数, en: another drawn number}
 """
 
 

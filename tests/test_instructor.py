@@ -77,6 +77,14 @@ def test_dev_check_names_what_to_fix(tmp_path, break_it, expected):
                "    wrong: double_by_adding\n"),
      "✗ demo/demo: exercises/demo/demo.yaml:14: the wrong version double_by_adding of 'adds' "
      "is not defined in the reference demo.py"),
+    (lambda root: (root / "solutions/demo/test_demo.py").write_text(
+        'def test_doubles(student):\n    """Doubles."""\n    student.double(2)\n'),
+     "✗ demo/demo: solutions/demo/test_demo.py:1: hidden test test_doubles asserts nothing"),
+    (lambda root: (root / "solutions/demo/demo.hidden.yaml").write_text(
+        GOOD_HIDDEN.replace("    description: {zh: 随机抽取的数, en: a drawn number}\n", "")
+        .replace("    description: {zh: 另一个随机抽取的数, en: another drawn number}\n", "")),
+     "✗ demo/demo: solutions/demo/demo.hidden.yaml:3: none of the 2 hidden checks says what "
+     "it checks in English"),
 ])
 def test_dev_check_holds_the_yaml_to_its_files_naming_file_and_line(tmp_path, slip, expected):
     make_course(tmp_path, hidden=GOOD_HIDDEN)
@@ -163,7 +171,8 @@ def test_new_exercise_following_the_readme_passes_dev_check(tmp_path):
         "format_version: 1\nchecks:\n"
         "  - id: drawn-model\n"
         "    args: [!model {seed: 1, field: d_model}, !model {seed: 1, field: head_dim}]\n"
-        "    compare: exact\n")
+        "    compare: exact\n"
+        "    description: {zh: 一个随机模型的头数, en: the heads of a drawn model}\n")
     proc = dev_check(course, "day3", "--exercise", "head_count")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     proc = run_cli("day3", "--course", course, "--exercise", "head_count",
