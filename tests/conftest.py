@@ -48,21 +48,30 @@ def pytest_cmdline_main(config):
 
 # The README's command runs on two workers, a test file each at a time (so that a module's
 # fixtures are made once), the longest first: the two workers end together rather than one
-# grading alone at the end.  Seconds measured on a 2-core machine (issue 25, part 8); a
-# file not named here comes after these, in collection order.
+# grading alone at the end.  By seconds measured on a 2-core machine (issue 25, part 8); a
+# file not named here (a few seconds at most) comes after these, in collection order.
 LONGEST_FIRST = (
     "tests/test_trusted_side.py::test_answers_slow_to_read_cost_their_own_exercise_a_bounded_time",
     "tests/test_trusted_side.py",
     "tests/test_hostile.py",
     "tests/test_class_path.py",
     "tests/test_hostile.py::test_attacks_in_a_class_worker_cost_no_later_student",
-    "tests/test_template.py",
     "tests/test_student_process.py",
+    "tests/test_template.py",
     "tests/test_cli_grade.py",
+    "tests/test_student_loop.py",
     "tests/test_isolation.py",
     "tests/test_instructor.py",
+    "tests/test_hostile_uploads.py",
+    "tests/test_honest_scores.py",
+    "tests/test_workflow.py",
     "tests/test_replays.py",
+    "tests/test_classroom.py",
+    "tests/test_platforms.py",
     "tests/test_cli_errors.py",
+    "tests/test_prairielearn.py",
+    "tests/test_course_content.py",
+    "tests/test_standins.py",
 )
 # tests named (without parameters) in LONGEST_FIRST are a work unit of their own, sent
 # apart from their file: each takes as long as a file and reads no fixture of its module
