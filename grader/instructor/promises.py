@@ -73,28 +73,24 @@ def _functions(exercise: Exercise, found) -> None:
 
 
 def _descriptions(exercise: Exercise, found) -> None:
-    """``show`` tells a student what the hidden checks check, from their descriptions
-    (a YAML check's ``description``, a pytest test's docstring, which is English): none
-    described in a language leaves that list empty (a problem); some undescribed are
-    counted in a note at the first of them."""
+    """``show`` tells a student what the hidden checks check: each YAML check by its
+    ``description`` in every language, each pytest test by its docstring (English; an
+    exercise whose hidden checks are all tests then says nothing in Chinese)."""
     checks = [c for c in exercise.checks if c.hidden]
+    for check in checks:
+        missing = [LANGUAGE_NAMES[lang] for lang in LANGUAGES
+                   if not check.description or not (check.description.get(lang) or "").strip()]
+        if missing:
+            found(Msg("devcheck-no-description", check=check.id,
+                      langs=Msg("devcheck-and", first=missing[0], second=missing[1])
+                      if len(missing) == 2 else missing[0]), check.source, check.line)
     tests = [(path, node) for path in exercise.test_files for node in _test_functions(path)]
-    if not checks and not tests:
-        return
-    for lang in LANGUAGES:
-        said = [c for c in checks if c.description and (c.description.get(lang) or "").strip()]
-        docs = [t for t in tests if lang == "en" and ast.get_docstring(t[1])]
-        silent = [c for c in checks if c not in said]
-        if not said and not docs:
-            first = checks[0] if checks else None
-            found(Msg("devcheck-hidden-unexplained", lang=LANGUAGE_NAMES[lang],
-                      count=len(checks) + len(tests)),
-                  first.source if first else tests[0][0],
-                  first.line if first else tests[0][1].lineno)
-        elif silent:
-            found(Msg("devcheck-hidden-some-unexplained", lang=LANGUAGE_NAMES[lang],
-                      count=len(silent),
-                      total=len(checks)), silent[0].source, silent[0].line, problem=False)
+    for path, node in tests:
+        if not ast.get_docstring(node):
+            found(Msg("devcheck-test-no-doc", test=node.name), path, node.lineno)
+    if tests and not checks:
+        found(Msg("devcheck-hidden-unexplained", lang=LANGUAGE_NAMES["zh"], count=len(tests)),
+              tests[0][0], tests[0][1].lineno)
 
 
 def _asserts(test: ast.FunctionDef) -> bool:
