@@ -13,3 +13,8 @@ def stub_functions(exercise: Exercise) -> dict[str, ast.FunctionDef]:
     except (OSError, SyntaxError):
         return {}
     return {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
+
+
+def first_paragraph(doc: str | None) -> str:
+    """A docstring's first paragraph as one line (a sentence may run onto a second)."""
+    return " ".join((doc or "").strip().split("\n\n")[0].split())

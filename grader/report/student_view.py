@@ -9,7 +9,7 @@ import ast
 import string
 
 from ..course.spec import Exercise, ExerciseSet
-from ..course.stubs import stub_functions
+from ..course.stubs import first_paragraph, stub_functions
 from ..judge.msg import Msg, fmt
 from .messages import render
 from .progress import Progress, next_exercise
@@ -69,7 +69,7 @@ def hidden_checks(exercise: Exercise, lang: str) -> list[str]:
         for node in tree.body:
             if isinstance(node, ast.FunctionDef) and node.name.startswith("test"):
                 doc = ast.get_docstring(node) if lang == "en" else None
-                about.append(doc.strip().splitlines()[0] if doc else "")
+                about.append(first_paragraph(doc))
     return about
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ... import wire
+from ...course.stubs import first_paragraph
 from ...errors import CourseError
 from ...run.outcome import CallOutcome
 from ...run.references import Reference
@@ -233,7 +234,7 @@ def _result(item, plugin, exercise):
 
 def _doc(item):
     doc = getattr(getattr(item, "function", None), "__doc__", None)
-    return doc.strip().splitlines()[0] if doc else None
+    return first_paragraph(doc) or None
 
 
 def _declared_tags(item, exercise):
