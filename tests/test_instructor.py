@@ -28,6 +28,7 @@ def test_tiny_course_without_hidden_checks_lets_a_constant_through(tmp_path):
     proc = dev_check(tmp_path)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "the constant stand-in of double scores 2 of 2" in proc.stdout
+    assert "\n  exercises/demo/demo.yaml:8: two\n" in proc.stdout   # the check it scored on
 
 
 @pytest.mark.parametrize("break_it,expected", [

@@ -278,10 +278,13 @@ def stand_ins_score_nothing(exercise_set: ExerciseSet, level: str,
         if s.too_high:
             limit = Msg("devcheck-allowed-nothing") if s.kind != "lookup" else \
                 Msg("devcheck-allowed-at-most", points=f"{s.allowed:g}")
+            exercise = next(e for e in exercise_set.exercises if e.id == s.exercise)
+            root = exercise_set.solutions_dir.parent.parent
             out.append(Finding(exercise_set.id, s.exercise, Msg(
                 "devcheck-standin-scores", kind=s.kind, function=s.function,
                 score=f"{s.score:g}", max_score=f"{s.max_score:g}", limit=limit,
-                advice=_STAND_IN_ADVICE[s.kind])))
+                advice=_STAND_IN_ADVICE[s.kind]), detail="\n".join(
+                    f"  {check_place(exercise, check, root)}: {check}" for check in s.passed)))
     return out
 
 

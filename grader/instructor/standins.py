@@ -70,6 +70,7 @@ class Score:
     score: float
     max_score: float
     failing: str = ""   # why it could not be built, if so
+    passed: tuple = ()  # the ids of the checks it scored on
 
     @property
     def allowed(self) -> float:
@@ -130,11 +131,14 @@ def _score(set_id, ex_id, function, kind, yaml, tests, checks, alone):
     max_score = sum(c.max_score for c in yaml) + sum(
         c.max_score for c in checks if c.kind == "pytest" and c.check in tests)
     if alone is not None:
-        got = sum(c.score for c in alone if c.kind == "case" and c.function == function) + sum(
-            c.score for c in alone if c.kind == "pytest" and c.check in tests)
+        scored = [c for c in alone if c.score and (
+            (c.kind == "case" and c.function == function)
+            or (c.kind == "pytest" and c.check in tests))]
     else:   # a failed value check fails every hidden test that calls the function
-        got = sum(c.score for c in yaml)
-    return Score(set_id, ex_id, function, kind, round(got, 2), round(max_score, 2))
+        scored = [c for c in yaml if c.score]
+    got = sum(c.score for c in scored)
+    return Score(set_id, ex_id, function, kind, round(got, 2), round(max_score, 2),
+                 passed=tuple(c.check for c in scored))
 
 
 def _test_uses(exercise_result):
