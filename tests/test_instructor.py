@@ -34,7 +34,7 @@ def test_tiny_course_without_hidden_checks_lets_a_constant_through(tmp_path):
 @pytest.mark.parametrize("break_it,expected", [
     (lambda root: (root / "exercises/demo/demo.py").write_text(
         "def double(x):\n    return 2 * x\n"),
-     "✗ demo/demo: the stub passes check 'two'"),
+     "✗ demo/demo: exercises/demo/demo.yaml:8: the stub passes check 'two'"),
     (lambda root: (root / "exercises/demo/demo.yaml").write_text(
         GOOD.replace("args: [2]", "args: [2]\n    expect: 5")),
      "✗ demo/demo: exercises/demo/demo.yaml:8: the reference fails check 'two' (seed 0, 1, 2, "

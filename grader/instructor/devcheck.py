@@ -193,7 +193,9 @@ def stray_files(exercise_set: ExerciseSet) -> list[Finding]:
 def stubs_fail(exercise_set: ExerciseSet, level: str,
                only: Collection[str] | None = None, warm: Warm | None = None) -> list[Finding]:
     run = grade_set(exercise_set, exercise_set.exercises_dir, level, only=only, warm=warm)
-    return [Finding(exercise_set.id, c.exercise, Msg("devcheck-stub-passes", check=c.check))
+    root = exercise_set.solutions_dir.parent.parent
+    return [Finding(exercise_set.id, c.exercise, Msg("devcheck-stub-passes", check=c.check),
+                    place=check_place(e.exercise, c.check, root))
             for e in run.exercises for c in e.checks if c.passed]
 
 
