@@ -12,7 +12,7 @@ Figures (names for --only): floor, day3, exercise, class, watch, rss, devcheck.
   rss       peak resident memory of one grade-worker after grading the class; with its
             zygotes (root with bubblewrap: numpy, and sympy one layer deeper) also the
             sum of all three, and their PSS
-  devcheck  attn-grade dev check of every set
+  devcheck  attn-grade dev check of every set, median of 3
 Runs without PYTHONDONTWRITEBYTECODE (as Python runs on a student's machine: the grader's
 modules are compiled once, like the installed libraries of the floor).
 Targets (issue 15): day3 <= 1.5x floor, exercise <= 1.0x, class <= 0.25x per student,
@@ -228,8 +228,8 @@ def main():
             rows.append((f"watch, save to verdict (median of {args.saves})", f"{t * 1000:.0f} ms",
                          "", "<= 200 ms"))
         if "devcheck" in want:
-            t, _ = timed([*GRADER, "dev", "check"])
-            rows.append(("dev check, both sets", f"{t:.1f} s", "", "<= 10 s"))
+            t = statistics.median(timed([*GRADER, "dev", "check"])[0] for _ in range(3))
+            rows.append(("dev check, both sets (median of 3)", f"{t:.1f} s", "", "<= 10 s"))
     width = max(len(r[0]) for r in rows)
     for name, value, ratio, target in rows:
         print(f"{name:<{width}}  {value:>14}  {ratio:>7}  target {target}")
