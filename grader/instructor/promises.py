@@ -10,6 +10,7 @@ from collections.abc import Collection, Iterator
 from pathlib import Path
 
 from ..course.spec import LANGUAGES, Check, Exercise, ExerciseSet
+from ..course.stubs import stub_functions
 from ..judge.msg import Msg
 from .findings import Finding
 from .scaffold import TODO_MARKERS
@@ -50,7 +51,7 @@ def _functions(exercise: Exercise, found) -> None:
     """Each graded function in the stub, binding every check's arguments, and in the
     reference; each wrong version in the reference."""
     stub = exercise.spec_path.with_name(exercise.file)
-    stub_defs = _definitions(stub)
+    stub_defs = stub_functions(exercise)
     reference = _names(exercise.solution_path)
     functions_line = _key_line(exercise.spec_path, "functions")
     for name in exercise.functions:
@@ -122,12 +123,6 @@ def _binds(args: ast.arguments, check: Check) -> bool:
         return False
     needed = [a.arg for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is None]
     return all(name in named for name in needed)
-
-
-def _definitions(path: Path) -> dict[str, ast.FunctionDef]:
-    tree = _parse(path)
-    return {} if tree is None else {n.name: n for n in tree.body
-                                    if isinstance(n, ast.FunctionDef)}
 
 
 def _names(path: Path) -> set[str] | None:
