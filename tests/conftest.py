@@ -139,10 +139,12 @@ def pytest_configure(config):
             compileall.compile_dir(ROOT / folder, quiet=1)
 
 
-def run_cli(*args, cwd=ROOT, timeout=120, python=None, env=None):
-    """Run ``attn-grade`` as a user would; returns the CompletedProcess."""
+def run_cli(*args, cwd=ROOT, timeout=120, python=None, env=None, input=None):
+    """Run ``attn-grade`` as a user would (``input``: what is piped in); returns the
+    CompletedProcess."""
     return subprocess.run([python or sys.executable, "-m", "grader", *map(str, args)], cwd=cwd,
-                          capture_output=True, text=True, timeout=timeout, env=env)
+                          capture_output=True, text=True, timeout=timeout, env=env,
+                          input=input)
 
 
 def invoke(*args, cwd=ROOT):

@@ -10,6 +10,7 @@ import shutil
 import pytest
 from click.testing import CliRunner
 from conftest import EXERCISES, ROOT, SOLUTIONS, grade_many, run_cli
+from terminal import through_a_terminal
 
 from grader.cli import main
 
@@ -84,6 +85,37 @@ def test_a_failed_grading_offers_hints_and_hides_the_typed_in_answer(work):
     assert "your code printed:" in out and "my weights: [0.2, 0.6, 0.2]" in out
 
 
+def test_looking_again_at_the_hints_in_a_terminal_spends_none(work):
+    from grader.report.progress import Progress
+
+    code, out = cli("hint", "day3", "attention", "--submission", work, "--course", ROOT,
+                    "--lang", "en")   # not a terminal: revealed without asking
+    assert code == 0 and "hint 1 of 3" in out
+    code, out = through_a_terminal(["hint", "day3", "attention", "--submission", work,
+                                    "--lang", "zh"], ["n"])
+    assert code == 0, out
+    assert "先只为一个 query 写" in out                    # the hint seen, in Chinese
+    assert "显示第 2 条提示（共 3 条）吗？还剩 2 条" in out    # asked, saying what it costs
+    assert "没有显示新的提示：已显示 1 条" in out and "第 2 条，共 3 条" not in out
+    assert Progress(work).record("day3", "attention").hints == 1
+    code, out = through_a_terminal(["hint", "day3", "attention", "--submission", work,
+                                    "--lang", "en"], ["y"])
+    assert "hint 2 of 3" in out and out.count("hint 1 of 3") == 1
+    assert Progress(work).record("day3", "attention").hints == 2
+    code, out = cli("progress", "day3", "--submission", work, "--course", ROOT, "--lang", "en")
+    assert "day3" in out and "/ 125 points, 0 of 14 exercises solved" in out
+    assert "2 hint(s)" in out.splitlines()[-2]
+
+
+def test_progress_without_a_set_totals_every_set():
+    code, out = cli("progress", "--course", ROOT, "--lang", "en")
+    lines = out.splitlines()
+    assert code == 0 and len(lines) == 2
+    assert any(line.split()[1] == "day3" and "/ 125 points" in line for line in lines)
+    code, out = cli("progress", "--course", ROOT, "--lang", "zh")
+    assert "/ 125 分" in out
+
+
 def test_progress_reflects_three_runs_and_list_marks_what_is_solved(work, tmp_path):
     (work / "growth.py").write_text("def attention_matrix_cells(n):\n    return n\n\n"
                                     "def growth_factor(a, b):\n    return b / a\n")
@@ -116,46 +148,13 @@ def test_a_closed_pipe_ends_quietly():
     assert proc.stdout.count("\n") == 1 and "internal error" not in proc.stderr
 
 
-def _through_a_terminal(args, answers, timeout=60):
-    """Run the CLI on a pseudo-terminal, typing ``answers`` as prompts appear."""
-    import os
-    import pty
-    import select
-    import subprocess
-    import sys
-    import time
-
-    master, slave = pty.openpty()
-    proc = subprocess.Popen([sys.executable, "-m", "grader", *map(str, args)], cwd=ROOT,
-                            stdin=slave, stdout=slave, stderr=slave, close_fds=True)
-    os.close(slave)
-    out, pending, deadline = b"", list(answers), time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        ready, _, _ = select.select([master], [], [], 0.2)
-        if ready:
-            try:
-                chunk = os.read(master, 4096)
-            except OSError:
-                break
-            if not chunk:
-                break
-            out += chunk
-            if pending and out.rstrip().endswith(b"your answer:"):
-                os.write(master, pending.pop(0).encode() + b"\n")
-        elif proc.poll() is not None:
-            break
-    proc.wait(timeout=10)
-    os.close(master)
-    return proc.returncode, out.decode("utf-8", "replace")
-
-
 def test_the_quiz_asks_checks_and_saves_answers_the_grader_then_reads(tmp_path):
     work = tmp_path / "quiz"
     shutil.copytree(EXERCISES / "day3", work, ignore=shutil.ignore_patterns(".*"))
     # v; {k, v}; False; own_v; fewer_params (a slip the notes name); kv_params+kv_cache;
     # False; sharper; False (RoPE adds no parameters); q_values+k_values
     answers = ["3", "2, 3", "2", "1", "3", "2 3", "2", "1", "2", "1 2"]
-    code, out = _through_a_terminal(["quiz", "day3", "concepts", "--submission", work,
+    code, out = through_a_terminal(["quiz", "day3", "concepts", "--submission", work,
                                      "--lang", "en"], ["x9"] + answers)
     assert code == 0, out
     assert "please type 1-4" in out                            # a bad answer is asked again

@@ -39,6 +39,21 @@ def say(msg: Msg, lang: str, err: bool = False) -> None:
     click.echo(report.render(msg, lang), err=err)
 
 
+YES = ("y", "yes", "是", "好", "要", "对")
+
+
+def confirm(question: Msg, lang: str) -> bool:
+    """A yes/no question in ``lang``; only a yes (in either language) is a yes: an empty
+    line, Ctrl-D or Ctrl-C is a no."""
+    try:
+        answer = click.prompt(report.render(question, lang), default="", show_default=False,
+                              prompt_suffix=" ")
+    except click.Abort:
+        click.echo("")
+        return False
+    return answer.strip().lower() in YES
+
+
 def internal_error() -> NoReturn:
     """The traceback of a bug in the grader, and exit 3: never a failed check's 1, nor a
     course error's 2."""

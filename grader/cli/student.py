@@ -20,7 +20,7 @@ from ..report import render as report
 from ..report.platforms import FORMATS, document_text
 from ..report.progress import Progress
 from ..run import sandbox
-from .common import EPILOG, load_course, main, output_checked, say, write_output
+from .common import EPILOG, confirm, load_course, main, output_checked, say, write_output
 from .options import (
     course_option,
     exercise_option,
@@ -152,16 +152,19 @@ def _student_set(course_dir, set_id, exercise_id=None):
     return course, exercise_set, None
 
 
-def student_command(name: str, exercise: str | None = None) -> Callable[[Any], Any]:
-    """A command of the student's loop: SET, then ID when ``exercise`` is "required" or
-    "optional", and the options every such command takes."""
+def student_command(name: str, exercise: str | None = None,
+                    set_id: str = "required") -> Callable[[Any], Any]:
+    """A command of the student's loop: SET (unless ``set_id`` is "optional"), then ID when
+    ``exercise`` is "required" or "optional", and the options every such command takes."""
     def wrap(function: Any) -> Any:
         function = student_loop_options(function)
         if exercise:
             function = click.argument("exercise_id", required=exercise == "required",
                                       metavar="ID" if exercise == "required" else "[ID]"
                                       )(function)
-        return main.command(name)(click.argument("set_id", metavar="SET")(function))
+        return main.command(name)(click.argument(
+            "set_id", required=set_id == "required",
+            metavar="SET" if set_id == "required" else "[SET]")(function))
     return wrap
 
 
@@ -180,19 +183,29 @@ def show(set_id: str, exercise_id: str | None, submission: str | None, course_di
 
 
 @student_command("hint", "required")
+@click.option("--yes", "-y", is_flag=True,
+              help="Reveal the next hint without asking (as when input is not a terminal).")
 def hint(set_id: str, exercise_id: str, submission: str | None, course_dir: str | None,
-         lang: str, student: str | None) -> None:
-    """Show the next hint of exercise ID (and the ones shown before). Hints go from a
-    nudge to a near-answer; each one you ask for is recorded."""
+         lang: str, student: str | None, yes: bool) -> None:
+    """Show the hints of exercise ID you revealed before, then reveal the next one (in a
+    terminal, after asking: each hint you reveal is recorded in your progress)."""
     from ..report.student_view import hint_lines
 
     _, exercise_set, exercise = _student_set(course_dir, set_id, exercise_id)
     mine = Progress(submission or exercise_set.exercises_dir)
-    shown = mine.record(set_id, exercise_id).hints
-    if shown < len(exercise.hints):
-        shown = mine.hint_shown(set_id, exercise_id)
+    before, total = mine.record(set_id, exercise_id).hints, len(exercise.hints)
+    start = 0
+    if before < total:
+        if before:
+            click.echo("\n".join(hint_lines(exercise, before, lang)))
+        if not (yes or not sys.stdin.isatty() or confirm(
+                Msg("hint-ask", n=before + 1, total=total, left=total - before), lang)):
+            say(Msg("hint-kept", shown=before, left=total - before), lang)
+            return
+        mine.hint_shown(set_id, exercise_id)
         mine.save()
-    click.echo("\n".join(hint_lines(exercise, shown, lang)))
+        start = before
+    click.echo("\n".join(hint_lines(exercise, before + (before < total), lang, start)))
 
 
 @student_command("quiz", "optional")
@@ -241,12 +254,20 @@ def watch(set_id: str, submission: str | None, course_dir: str | None, lang: str
                clear=sys.stdout.isatty())
 
 
-@student_command("progress")
-def progress(set_id: str, submission: str | None, course_dir: str | None,
+@student_command("progress", set_id="optional")
+def progress(set_id: str | None, submission: str | None, course_dir: str | None,
              lang: str, student: str | None) -> None:
-    """Your progress in SET: best score, attempts and hints per exercise, and what's next."""
-    from ..report.student_view import progress_lines
+    """Your progress in SET: best score, attempts and hints per exercise, the set's total,
+    and what's next; without SET, the total of every set."""
+    from ..report.student_view import progress_lines, set_total
 
+    if set_id is None:
+        course = load_course(course_dir)
+        for each in course.set_ids():
+            exercise_set = spec_loader.load_set(course, each)
+            mine = Progress(submission or exercise_set.exercises_dir)
+            click.echo(set_total(mine, exercise_set, lang))
+        return
     _, exercise_set, _ = _student_set(course_dir, set_id)
     mine = Progress(submission or exercise_set.exercises_dir)
     click.echo("\n".join(progress_lines(mine, exercise_set, lang)))

@@ -11,6 +11,7 @@ import string
 from ..course.spec import Exercise, ExerciseSet
 from ..course.stubs import first_paragraph, stub_functions
 from ..judge.msg import Msg, fmt
+from ..judge.points import add_points
 from .messages import render
 from .progress import Progress, next_exercise
 from .render import call_text
@@ -73,11 +74,12 @@ def hidden_checks(exercise: Exercise, lang: str) -> list[str]:
     return about
 
 
-def hint_lines(exercise: Exercise, shown: int, lang: str) -> list[str]:
-    """The hints shown so far (``shown`` of them), numbered; the last one is the new one."""
+def hint_lines(exercise: Exercise, shown: int, lang: str, start: int = 0) -> list[str]:
+    """The hints ``start`` to ``shown`` (of those revealed so far), numbered; once all
+    are revealed, a line saying so."""
     total = len(exercise.hints)
     out = []
-    for n, hint in enumerate(exercise.hints[:shown], 1):
+    for n, hint in enumerate(exercise.hints[start:shown], start + 1):
         out += [render(Msg("hint-shown", n=n, total=total, exercise=exercise.id), lang),
                 f"  {hint.get(lang)}", ""]
     if shown >= total:
@@ -93,7 +95,8 @@ def bar(share: float, width: int) -> str:
 
 def progress_lines(progress: Progress, exercise_set: ExerciseSet, lang: str,
                    width: int = 20) -> list[str]:
-    """A bar per exercise (best score of its points) and the next exercise to do."""
+    """A bar per exercise (best score of its points), the set's total, and the next
+    exercise to do."""
     out = []
     for exercise in exercise_set.exercises:
         record = progress.record(exercise_set.id, exercise.id)
@@ -102,8 +105,21 @@ def progress_lines(progress: Progress, exercise_set: ExerciseSet, lang: str,
                               exercise=exercise.id,
                               best=f"{record.best:g}", max=f"{exercise.points:g}",
                               attempts=record.attempts, hints=record.hints), lang))
+    out += ["", set_total(progress, exercise_set, lang, width)]
     upcoming = next_exercise(progress, exercise_set)
-    out.append("")
     out.append(render(Msg("progress-next", exercise=upcoming.id, set_id=exercise_set.id), lang)
                if upcoming else render(Msg("progress-done", set_id=exercise_set.id), lang))
     return out
+
+
+def set_total(progress: Progress, exercise_set: ExerciseSet, lang: str,
+              width: int = 20) -> str:
+    """One line for the set: best points of its total, exercises solved, attempts, hints."""
+    records = [progress.record(exercise_set.id, e.id) for e in exercise_set.exercises]
+    best = add_points(min(r.best, e.points) for r, e in zip(records, exercise_set.exercises))
+    total = add_points(e.points for e in exercise_set.exercises)
+    return render(Msg("progress-total", bar=f"[{bar(best / total if total else 0.0, width)}]",
+                      set_id=exercise_set.id, best=f"{best:g}", total=f"{total:g}",
+                      solved=sum(r.solved for r in records), exercises=len(records),
+                      attempts=sum(r.attempts for r in records),
+                      hints=sum(r.hints for r in records)), lang)

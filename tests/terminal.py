@@ -1,0 +1,46 @@
+"""Running the CLI as a student does: on a pseudo-terminal, typing at its prompts."""
+
+import os
+import pty
+import select
+import subprocess
+import sys
+import time
+
+from conftest import ROOT
+
+# how a prompt ends: click's suffix after a colon or a [y/N]; never a printed line's end
+PROMPT_ENDS = (b": ", b"] ", "： ".encode())
+CTRL_C, CTRL_D = b"\x03", b"\x04"
+
+
+def through_a_terminal(args, answers, timeout=60, env=None):
+    """Run the CLI on a pseudo-terminal, typing ``answers`` as prompts appear: a str is a
+    line (Enter added), bytes are keys as they are (CTRL_C, CTRL_D).  The exit code and
+    everything shown."""
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "grader", *map(str, args)], cwd=ROOT,
+                            stdin=slave, stdout=slave, stderr=slave, close_fds=True,
+                            env={**os.environ, **(env or {})})
+    os.close(slave)
+    out, pending, deadline = b"", list(answers), time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([master], [], [], 0.2)
+        if ready:
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            out += chunk
+            if pending and out.endswith(PROMPT_ENDS):
+                answer = pending.pop(0)
+                os.write(master, answer if isinstance(answer, bytes)
+                         else answer.encode() + b"\n")
+        elif proc.poll() is not None:
+            break
+    proc.wait(timeout=10)
+    os.close(master)
+    return proc.returncode, out.decode("utf-8", "replace")
+
