@@ -14,12 +14,12 @@ from pathlib import Path
 from typing import Any
 
 from . import wire
-from .course import cache, units
+from .course import cache
 from .course.limits import Limits
 from .course.spec import Course, Exercise, ExerciseSet
 from .judge import hidden
 from .judge.check import check_fields, load_lines
-from .judge.jobs import EXERCISE_SECONDS, JudgeJob, answers_of, judge_bounded
+from .judge.jobs import EXERCISE_SECONDS, JudgeJob, judge_bounded
 from .judge.msg import Msg
 from .judge.points import resolve_points
 from .judge.results import CheckResult, ExerciseResult, RunResult
@@ -281,18 +281,10 @@ def _judge(pending, graded, budget, memo=None, allowance=None):
     than the judging); each check has ``budget`` seconds (the longest call time
     limit plus a margin) at most, and what its exercise's ``allowance`` has left
     (``jobs.judge_bounded``).  ``memo``: answers judged by earlier gradings."""
-    if any(_names_units(job) for _, _, job in pending):
-        units.preload()   # here, once per process, not in every judging fork
     for index, result in judge_bounded([job for _, _, job in pending], budget, memo,
                                        allowance):
         ex_id, slot, _ = pending[index]
         graded[ex_id][slot] = (result, graded[ex_id][slot][1])
-
-
-def _names_units(job):
-    """Whether judging this byte-size check reads a unit ("512 KiB")."""
-    return job.check.compare.kind == "bytes" and any(
-        isinstance(value, str) for value in answers_of(job))
 
 
 def _with_hidden_proof(pairs):

@@ -239,3 +239,71 @@ def test_a_lazy_read_refuses_the_argument_counts_an_eager_one_cannot_build(head)
         except wire.WireError:
             lazy_ = False
         assert lazy_ is eager, (head, count)
+
+
+def test_every_byte_unit_s_factor_is_sympy_s():
+    from sympy.physics import units as su
+    from sympy.physics.units import convert_to
+
+    from grader.course import units
+
+    binary = {"kib": su.kibibyte, "mib": su.mebibyte, "gib": su.gibibyte, "tib": su.tebibyte,
+              "pib": su.pebibyte}
+    decimal = {"kb": su.kilo, "mb": su.mega, "gb": su.giga, "tb": su.tera, "pb": su.peta}
+    assert set(units.BINARY) == set(binary) and set(units.DECIMAL) == set(decimal)
+    for key, quantity in [*binary.items(), *((k, p * su.byte) for k, p in decimal.items())]:
+        exact = convert_to(quantity, su.byte) / su.byte
+        for spelling in (key.upper(), key[0].upper() + key[1:-1] + "B"):
+            assert units.unit_factor(spelling) == exact, spelling
+            assert type(units.unit_factor(spelling)) is int
+
+
+@pytest.mark.parametrize("unit, code", [("Kb", "bits"), ("Gib", "bits"), ("mB", None),
+                                        ("KiBB", "unknown"), ("EiB", "unknown")])
+def test_the_unit_table_keeps_the_grammar_bits_refused_and_unknown_units_named(unit, code):
+    from grader.course import units
+
+    if code is None:
+        assert units.unit_factor(unit) == 10 ** 6
+        return
+    with pytest.raises(units.UnitError) as caught:
+        units.unit_factor(unit)
+    assert caught.value.code == code and caught.value.values["unit"] == unit
+
+
+KV_IN_UNITS = '''
+def kv_bytes_per_token(n_layers, n_kv_heads, head_dim, bytes_per_elem=2):
+    total = 2 * n_layers * n_kv_heads * head_dim * bytes_per_elem
+    return f"{total} B" if isinstance(total, int) else total
+
+
+def kv_cache_bytes(config, n_tokens, bytes_per_elem=2):
+    heads = config["num_attention_heads"]
+    kv = config.get("num_key_value_heads", heads)
+    dim = config.get("head_dim", config["hidden_size"] // heads)
+    total = n_tokens * 2 * config["num_hidden_layers"] * kv * dim * bytes_per_elem
+    return f"{total / 2 ** 20} MiB"
+
+
+def llama2_7b_kv_per_token():
+    return "512 KiB"
+
+
+def llama3_8b_kv_per_token():
+    return "0.131072 MB"
+'''
+
+
+def test_grading_kv_cache_answered_in_units_imports_no_sympy_on_the_trusted_side(
+        own_cache, tmp_path):
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "kv_cache.py").write_text(KV_IN_UNITS)
+    code = COLD.replace('"solutions/day3"', f'{str(work)!r}, "--exercise", "kv_cache"')
+    env = {**os.environ, "XDG_CACHE_HOME": str(own_cache)}
+    for _ in range(2):   # the first fills the caches
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                             cwd=ROOT, env=env, check=True).stdout
+        doc = json.JSONDecoder().raw_decode(out)[0]
+        assert doc["score"] == doc["max_score"] > 0
+    assert json.loads(out.strip().splitlines()[-1]) == {"sympy": False}

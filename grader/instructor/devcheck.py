@@ -76,15 +76,13 @@ def _once(findings: list[Finding]) -> list[Finding]:
 
 def _preload(course, set_ids):
     """What every fork would import again: sympy (a cached set's formulas), pytest's
-    plugins, the byte units.  Once here, shared."""
+    plugins.  Once here, shared."""
     for set_id in set_ids:
         with contextlib.suppress(CourseError):
             spec_loader.load_set(course, set_id)
-    from ..course import units
     from ..judge import hidden
 
     hidden.preload()
-    units.preload()
 
 
 PARTS = ("proofs", "wrong versions")
