@@ -97,6 +97,15 @@ def test_array_accepts_nested_lists_and_sympy_elements():
     assert not compare([[1, 0], [1]], np.eye(2), spec("array")).passed
 
 
+def test_array_accepts_a_list_of_rows_built_as_arrays_but_not_ragged_ones():
+    rows = [np.array([0.21, 0.0]), np.array([0.0, 1.57])]
+    assert compare(rows, np.array([[0.21, 0], [0, 1.57]]), spec("array")).passed
+    assert compare((np.ones(2), [1, 1]), np.ones((2, 2)), spec("array")).passed
+    for ragged in ([np.ones(2), np.ones(3)], [np.ones(2), 1.0], [np.array(["a", "b"])]):
+        verdict = compare(ragged, np.ones((2, 2)), spec("array"))
+        assert not verdict.passed and verdict.reason.code == "ragged", ragged
+
+
 def test_array_tolerance_for_hand_rounding():
     exact = np.array([0.4011, 0.1978, 0.4011])
     assert compare([0.40, 0.20, 0.40], exact, spec("array", rtol=0, atol=0.005)).passed

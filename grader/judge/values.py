@@ -63,7 +63,8 @@ def as_float(number: Any) -> float:
 
 
 def to_array(value: Any, expected_shape: tuple[int, ...] | None = None) -> np.ndarray:
-    """A float/int ndarray from an ndarray or (nested) list; else NotComparable."""
+    """A float/int ndarray from an ndarray or (nested) list, or a list of equal arrays
+    (rows a student built one by one); else NotComparable."""
     if isinstance(value, np.ndarray):
         if value.dtype.kind == "c":
             raise NotComparable(Msg("got-complex"))
@@ -72,6 +73,8 @@ def to_array(value: Any, expected_shape: tuple[int, ...] | None = None) -> np.nd
         try:
             flat = [_element(v) for v in _flatten(value)]
             return np.array(flat, dtype=float).reshape(_nested_shape(value))
+        except _Mixed:
+            return _stacked(value)
         except (ValueError, TypeError):
             raise NotComparable(Msg("ragged")) from None
     if isinstance(value, (int, float, Fraction)) or is_sympy(value):
@@ -97,10 +100,32 @@ def _nested_shape(value):
     return tuple(shape)
 
 
+class _Mixed(Exception):
+    """An array among a list's items."""
+
+
 def _element(value):
     if isinstance(value, np.ndarray):
-        raise ValueError("mixed")
+        raise _Mixed
     return as_float(to_number(value))
+
+
+def _stacked(value):
+    """A list that holds arrays, as one array: its items' shapes must agree (ragged)."""
+    try:
+        return _stack(value)
+    except (ValueError, TypeError):
+        raise NotComparable(Msg("ragged")) from None
+
+
+def _stack(value):
+    if isinstance(value, np.ndarray):
+        if value.dtype.kind not in "biuf":
+            raise ValueError("not real numbers")
+        return value.astype(float)
+    if isinstance(value, (list, tuple)):
+        return np.stack([_stack(item) for item in value]) if value else np.zeros(0)
+    return np.asarray(as_float(to_number(value)))
 
 
 def excess(got, want, spec):
