@@ -1,0 +1,9 @@
+"""A very low temperature: a student's own answer (bench corpus)."""
+
+
+def t01_scaled_logits():
+    return [20, 10, 0]
+
+
+def t01_probabilities():
+    return [0.99995, 4.54e-05, 2.06e-09]
