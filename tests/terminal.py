@@ -1,10 +1,12 @@
 """Running the CLI as a student does: on a pseudo-terminal, typing at its prompts."""
 
+import fcntl
 import os
 import pty
 import select
 import subprocess
 import sys
+import termios
 import time
 
 from conftest import ROOT
@@ -14,6 +16,11 @@ PROMPT_ENDS = (b": ", b"] ", "： ".encode())
 CTRL_C, CTRL_D = b"\x03", b"\x04"
 
 
+def _own_terminal():
+    """The pseudo-terminal becomes the child's own, so Ctrl-C there interrupts it."""
+    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+
 def through_a_terminal(args, answers, timeout=60, env=None):
     """Run the CLI on a pseudo-terminal, typing ``answers`` as prompts appear: a str is a
     line (Enter added), bytes are keys as they are (CTRL_C, CTRL_D).  The exit code and
@@ -21,7 +28,8 @@ def through_a_terminal(args, answers, timeout=60, env=None):
     master, slave = pty.openpty()
     proc = subprocess.Popen([sys.executable, "-m", "grader", *map(str, args)], cwd=ROOT,
                             stdin=slave, stdout=slave, stderr=slave, close_fds=True,
-                            env={**os.environ, **(env or {})})
+                            env={**os.environ, **(env or {})}, start_new_session=True,
+                            preexec_fn=_own_terminal)
     os.close(slave)
     out, pending, deadline = b"", list(answers), time.monotonic() + timeout
     while time.monotonic() < deadline:

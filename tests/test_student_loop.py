@@ -148,25 +148,6 @@ def test_a_closed_pipe_ends_quietly():
     assert proc.stdout.count("\n") == 1 and "internal error" not in proc.stderr
 
 
-def test_the_quiz_asks_checks_and_saves_answers_the_grader_then_reads(tmp_path):
-    work = tmp_path / "quiz"
-    shutil.copytree(EXERCISES / "day3", work, ignore=shutil.ignore_patterns(".*"))
-    # v; {k, v}; False; own_v; fewer_params (a slip the notes name); kv_params+kv_cache;
-    # False; sharper; False (RoPE adds no parameters); q_values+k_values
-    answers = ["3", "2, 3", "2", "1", "3", "2 3", "2", "1", "2", "1 2"]
-    code, out = through_a_terminal(["quiz", "day3", "concepts", "--submission", work,
-                                     "--lang", "en"], ["x9"] + answers)
-    assert code == 0, out
-    assert "please type 1-4" in out                            # a bad answer is asked again
-    assert "'fewer_params' is not right" in out and "qk-same-matrix" in out
-    assert "asymmetry" not in out.split("'fewer_params' is not right")[1].split("question")[0]
-    assert "9 of 10 right" in out
-    doc = json.loads(run_cli("day3", "--submission", work, "--exercise", "concepts",
-                             "--json").stdout)
-    failed = [t["extra_data"]["check"] for t in doc["tests"] if t["status"] == "failed"]
-    assert failed == ["separate-wq-wk"]
-
-
 def _two_students():
     """Two student ids whose question 7 differs from each other and from the notes."""
     from grader.course import loader

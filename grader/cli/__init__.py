@@ -3,15 +3,15 @@
 ``common``: the group, its exit codes (``errors.ExitCode``: 0 every check passed, 1
 some check failed, 2 usage or course error, 3 internal error) and what every command
 shares; ``options``: the options more than one command takes; ``student``: grade and
-the student's loop; ``instructor``: the instructor's commands; ``worker``: grade-all's
-hidden grade-worker.
+the student's loop; ``quiz``: the quiz of typed-in answers; ``instructor``: the
+instructor's commands; ``worker``: grade-all's hidden grade-worker.
 """
 
 import os
 import sys
 from typing import Any, NoReturn
 
-from . import instructor, student  # noqa: F401  (their commands join the group)
+from . import instructor, quiz, student  # noqa: F401  (their commands join the group)
 from .common import main
 from .worker import serve_as_worker
 

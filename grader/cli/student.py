@@ -142,7 +142,7 @@ def list_sets(course_dir: str | None, lang: str) -> None:
                        f"{ex.title.get(lang)}")
 
 
-def _student_set(course_dir, set_id, exercise_id=None):
+def student_set(course_dir, set_id, exercise_id=None):
     """(course, set, exercise or None) for the student commands; errors are for people."""
     course = load_course(course_dir)
     exercise_set = spec_loader.load_set(course, set_id)
@@ -174,7 +174,7 @@ def show(set_id: str, exercise_id: str | None, submission: str | None, course_di
     """Show an exercise (or the whole set) as you should read it before coding."""
     from ..report.student_view import exercise_text
 
-    _, exercise_set, one = _student_set(course_dir, set_id, exercise_id)
+    _, exercise_set, one = student_set(course_dir, set_id, exercise_id)
     used = Progress(submission or exercise_set.exercises_dir).hints_used(set_id)
     for exercise in [one] if one else exercise_set.exercises:
         click.echo("\n".join(exercise_text(exercise.for_student(student), lang,
@@ -191,7 +191,7 @@ def hint(set_id: str, exercise_id: str, submission: str | None, course_dir: str 
     terminal, after asking: each hint you reveal is recorded in your progress)."""
     from ..report.student_view import hint_lines
 
-    _, exercise_set, exercise = _student_set(course_dir, set_id, exercise_id)
+    _, exercise_set, exercise = student_set(course_dir, set_id, exercise_id)
     mine = Progress(submission or exercise_set.exercises_dir)
     before, total = mine.record(set_id, exercise_id).hints, len(exercise.hints)
     start = 0
@@ -208,39 +208,6 @@ def hint(set_id: str, exercise_id: str, submission: str | None, course_dir: str 
     click.echo("\n".join(hint_lines(exercise, before + (before < total), lang, start)))
 
 
-@student_command("quiz", "optional")
-def quiz(set_id: str, exercise_id: str | None, submission: str | None, course_dir: str | None,
-         lang: str, student: str | None) -> None:
-    """Answer SET's typed-in questions here: choices by number, True/False, numbers and
-    sizes. Each answer is checked at once and saved into your stub file."""
-    from ..quiz import judge_answer, parse_answer, questions, record
-    from ..report.quiz import feedback_lines, prompt_lines
-
-    _, exercise_set, _ = _student_set(course_dir, set_id, exercise_id)
-    folder = Path(submission or exercise_set.exercises_dir)
-    asked = questions(exercise_set, lang, {exercise_id} if exercise_id else None, student)
-    right = 0
-    for number, question in enumerate(asked, 1):
-        click.echo("\n".join(prompt_lines(question, number, len(asked), lang)))
-        answer = _ask(question, lang, parse_answer)
-        result = judge_answer(question, answer)
-        right += result.passed
-        click.echo("\n".join(f"  {line}" for line in feedback_lines(result, lang)) + "\n")
-        record(folder / question.exercise.file, question.check.function, answer)
-    files = ", ".join(sorted({q.exercise.file for q in asked}))
-    say(Msg("quiz-done", right=right, total=len(asked), files=files), lang)
-
-
-def _ask(question: Any, lang: str, parse: Callable[[Any, str], Any]) -> Any:
-    """Prompt until the typed text is an answer of the right form."""
-    while True:
-        text = click.prompt(report.render(Msg("quiz-answer"), lang), prompt_suffix=" ")
-        try:
-            return parse(question, text)
-        except ValueError as exc:
-            say(Msg("quiz-invalid", expect=str(exc)), lang)
-
-
 @student_command("watch")
 @isolation_option()
 def watch(set_id: str, submission: str | None, course_dir: str | None, lang: str,
@@ -248,7 +215,7 @@ def watch(set_id: str, submission: str | None, course_dir: str | None, lang: str
     """Re-grade an exercise each time you save its file; Ctrl-C to stop."""
     from ..watch import watch as watch_loop
 
-    _, exercise_set, _ = _student_set(course_dir, set_id)
+    _, exercise_set, _ = student_set(course_dir, set_id)
     watch_loop(exercise_set, Path(submission or exercise_set.exercises_dir),
                isolation or sandbox.strongest_available(), lang, click.echo, student,
                clear=sys.stdout.isatty())
@@ -268,6 +235,6 @@ def progress(set_id: str | None, submission: str | None, course_dir: str | None,
             mine = Progress(submission or exercise_set.exercises_dir)
             click.echo(set_total(mine, exercise_set, lang))
         return
-    _, exercise_set, _ = _student_set(course_dir, set_id)
+    _, exercise_set, _ = student_set(course_dir, set_id)
     mine = Progress(submission or exercise_set.exercises_dir)
     click.echo("\n".join(progress_lines(mine, exercise_set, lang)))

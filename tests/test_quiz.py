@@ -1,0 +1,91 @@
+"""The quiz: typed answers judged at once, only right ones written (typed as the
+question expects), a way to skip and a way out at every prompt, and a summary on leaving.
+
+Driven as a student drives it: on a pseudo-terminal, and through piped input.
+"""
+
+import json
+import shutil
+
+import pytest
+from conftest import EXERCISES, run_cli
+from terminal import CTRL_C, CTRL_D, through_a_terminal
+
+from grader.quiz import ANSWER, OWN, STUB, current
+
+
+@pytest.fixture
+def work(tmp_path):
+    folder = tmp_path / "quiz"
+    shutil.copytree(EXERCISES / "day3", folder, ignore=shutil.ignore_patterns(".*"))
+    return folder
+
+
+def quiz(work, *args, lang="en"):
+    return ["quiz", "day3", *args, "--submission", work, "--lang", lang]
+
+
+def test_right_answers_are_saved_typed_a_wrong_one_is_not_and_grading_reads_them(work):
+    # v; {k, v}; False; own_v; fewer_params (a slip the notes name); kv_params+kv_cache;
+    # False; sharper; (skipped); q_values+k_values
+    answers = ["3", "2, 3", "2", "1", "3", "2 3", "2", "1", "", "1 2"]
+    code, out = through_a_terminal(quiz(work, "concepts"), ["x9"] + answers)
+    assert code == 1, out                                      # an answer was wrong
+    assert "please type 1-4" in out                            # a bad answer is asked again
+    assert "empty line: skip; q, Ctrl-D or Ctrl-C: stop" in out
+    assert "'fewer_params' is not right" in out and "qk-same-matrix" in out
+    assert "asymmetry" not in out.split("'fewer_params' is not right")[1].split("question")[0]
+    assert "not saved: concepts.py keeps what it had" in out and "skipped" in out
+    assert "9 answered (8 right, 1 wrong), 8 saved in concepts.py, 1 left" in out
+    path = work / "concepts.py"
+    assert current(path, "cached_during_decode") == (ANSWER, {"k", "v"})
+    assert "return {'k', 'v'}" in path.read_text()              # a set, as the reference's
+    assert current(path, "multihead_adds_parameters") == (ANSWER, False)
+    assert current(path, "why_separate_wq_wk") == (STUB, None)   # the wrong answer: not kept
+    assert current(path, "rope_adds_parameters") == (STUB, None)  # skipped
+    doc = json.loads(run_cli("day3", "--submission", work, "--exercise", "concepts",
+                             "--json").stdout)
+    failed = {t["extra_data"]["check"] for t in doc["tests"] if t["status"] == "failed"}
+    assert failed == {"separate-wq-wk", "rope-params"}
+
+
+@pytest.mark.parametrize("leave", ["q", CTRL_D, CTRL_C])
+def test_every_way_out_says_what_was_kept_and_never_aborts(work, leave):
+    code, out = through_a_terminal(quiz(work, "kv_cache"), ["524288", leave])
+    assert code == 0, out
+    assert "Aborted" not in out and "Traceback" not in out
+    assert "1 answered (1 right, 0 wrong), 1 saved in kv_cache.py, 1 left" in out
+    text = (work / "kv_cache.py").read_text()
+    assert "    return 524288\n" in text                        # a number, not '524288'
+    assert current(work / "kv_cache.py", "llama3_8b_kv_per_token") == (STUB, None)
+
+
+def test_piped_input_ends_with_a_summary_and_a_second_quiz_asks_what_is_left_first(work):
+    proc = run_cli(*quiz(work, "kv_cache", lang="zh"), input="524288\n524288\n")
+    assert proc.returncode == 1 and "Aborted" not in proc.stderr + proc.stdout
+    assert "作答 2 题（对 1 题，错 1 题），1 题保存在 kv_cache.py，还剩 0 题" in proc.stdout
+    assert "没有保存：kv_cache.py 保持原样" in proc.stdout
+    proc = run_cli(*quiz(work, "kv_cache"), input="")           # the end of input at once
+    assert proc.returncode == 0 and "Aborted" not in proc.stderr + proc.stdout
+    assert "1 question(s) already answered right in your files come last" in proc.stdout
+    first = proc.stdout.split("question 1 of 2")[1]
+    assert first.split("\n")[1].strip().startswith("Llama-3-8B")  # not yet right: first
+    assert "0 answered (0 right, 0 wrong), none saved, 2 left" in proc.stdout
+
+
+def test_code_of_ones_own_is_replaced_only_when_the_student_says_yes(work):
+    path = work / "kv_cache.py"
+    head, tail = path.read_text().split("def llama2_7b_kv_per_token", 1)
+    path.write_text(head + "def llama2_7b_kv_per_token" + tail.replace(
+        "raise NotImplementedError", "return kv_cache_bytes(CONFIG, 1)", 1))
+    assert current(path, "llama2_7b_kv_per_token")[0] == OWN
+    proc = run_cli(*quiz(work, "kv_cache"), input="524288\n")      # piped: never asked
+    assert "keeps your own code" in proc.stdout
+    assert current(path, "llama2_7b_kv_per_token")[0] == OWN
+    code, out = through_a_terminal(quiz(work, "kv_cache"), ["524288", "n", "q"])
+    assert "replace it with \"return 524288\"? [y/N]" in out and "keeps your own code" in out
+    assert current(path, "llama2_7b_kv_per_token")[0] == OWN
+    code, out = through_a_terminal(quiz(work, "kv_cache"), ["524288", "y", "q"])
+    assert code == 0 and "saved: llama2_7b_kv_per_token in kv_cache.py now returns 524288" \
+        in out
+    assert current(path, "llama2_7b_kv_per_token") == (ANSWER, 524288)
