@@ -68,6 +68,43 @@ def dev_check(set_ids: tuple[str, ...], course_dir: str | None, isolation: str |
     say(Msg("devcheck-ok", sets=sets, seeds=seeds), lang)
 
 
+@dev.command("mutants")
+@click.argument("set_ids", metavar="[SET]...", nargs=-1)
+@course_option
+@isolation_option()
+@exercise_option("Mutate only this exercise's functions (repeatable).")
+@click.option("--killed", "show_killed", is_flag=True,
+              help="Also list each killed mutant with the tags that named it.")
+@click.option("--json", "as_json", is_flag=True, help="Print the figures and mutants as JSON.")
+@lang_option()
+def dev_mutants(set_ids: tuple[str, ...], course_dir: str | None, isolation: str | None,
+                exercises: tuple[str, ...], show_killed: bool, as_json: bool,
+                lang: str) -> None:
+    """Grade slips of the reference solutions (mutants: an operator swapped, an axis
+    changed, a .T dropped, a statement left out...) in place of each graded function:
+    each must lose points. Prints per exercise the mutants generated, killed, survived
+    and equivalent (same answers as the reference on every input of the checks), and
+    each survivor as a one-line diff. Exits 1 when a set scores below the
+    mutation_score of its set.yaml."""
+    from ..instructor import mutant_report
+    from ..instructor.mutants import judge_course
+
+    course = load_course(course_dir)
+    set_ids = set_ids or tuple(course.set_ids())
+    results = judge_course(course, set_ids, isolation or sandbox.strongest_available(),
+                           set(exercises) or None)
+    below = [r for r in results if r.below]
+    if as_json:
+        click.echo(json.dumps([mutant_report.plain(r) for r in results], ensure_ascii=False,
+                              indent=2))
+    for r in results if not as_json else ():
+        for line in mutant_report.table(r, lang) + mutant_report.details(r, lang, show_killed):
+            click.echo(line)
+        say(mutant_report.verdict(r), lang)
+    if below:
+        sys.exit(ExitCode.FAILED)
+
+
 @main.command("new")
 @click.argument("set_id", metavar="SET")
 @click.argument("exercise_id", metavar="EXERCISE_ID")

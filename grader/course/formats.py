@@ -231,6 +231,8 @@ SET = Object({
     "order": Field(ListOf(SLUG, 1), "exercise ids in the order students meet them",
                    required=True),
     "released": Field(Bool(), "written by 'attn-grade release': a student bundle", default=False),
+    "mutation_score": Field(Number(0), "the share (0 to 1) of its mutants 'attn-grade dev "
+                            "mutants' must find killed; none: no threshold"),
 }, "a set manifest: exercises/SET/set.yaml")
 
 

@@ -61,8 +61,12 @@ def _parse_set(course, set_id, seed_offset):
     sol_dir = course.solutions_dir / set_id
     exercises = tuple(_load_exercise(ex_dir / f"{ex_id}.yaml", set_id, sol_dir, seed_offset)
                       for ex_id in manifest["order"])
+    score = manifest["mutation_score"]
+    if score is not None and score > 1:
+        Where(manifest_path, _line(manifest_path, "mutation_score") or 1).child(
+            "mutation_score").fail("a share from 0 to 1", score)
     return ExerciseSet(set_id, Text(**manifest["title"]), exercises, ex_dir, sol_dir,
-                       manifest["released"])
+                       manifest["released"], score)
 
 
 def _validated(path, schema):

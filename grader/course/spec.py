@@ -174,6 +174,7 @@ class ExerciseSet:
     exercises_dir: Path
     solutions_dir: Path
     released: bool = False
+    mutation_score: float | None = None   # dev mutants' threshold (killed / not equivalent)
 
     def exercise(self, exercise_id: str) -> Exercise | None:
         for ex in self.exercises:

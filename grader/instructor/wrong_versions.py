@@ -129,18 +129,30 @@ class WrongSubmission:
         that variant would answer.
         """
         self._restore()
+        self._put(exercise, wrong, function, self.pristine[exercise.file])
+        return self.folder
+
+    def use_sources(self, sources: list) -> Path:
+        """The reference solutions with the module of each (exercise, source) holding
+        that source (``dev mutants``: a mutant of each at once, since each
+        exercise runs in a process of its own)."""
+        self._restore()
+        for exercise, source in sources:
+            self._put(exercise, None, None, source)
+        return self.folder
+
+    def _put(self, exercise, wrong, function, source):
         module = Path(exercise.file).stem
         private = f"_attn_grade_reference_{module}"
         names = {f: f for f in exercise.functions}
         if wrong:
             names[function] = wrong
-        bound = "".join(f"{name} = _bind(_reference.{source})\n"
-                        for name, source in names.items())
-        self._write(f"{private}.py", self.pristine[exercise.file])
+        bound = "".join(f"{name} = _bind(_reference.{target})\n"
+                        for name, target in names.items())
+        self._write(f"{private}.py", source)
         self._write(exercise.file, f"from {private} import *  # noqa\nimport {private} as "
                                    f"_reference\nPARAMS = {exercise.params!r}\n{BIND}{bound}")
-        self.changed = [exercise.file, f"{private}.py"]
-        return self.folder
+        self.changed += [exercise.file, f"{private}.py"]
 
     def __enter__(self) -> "WrongSubmission":
         return self
