@@ -24,9 +24,12 @@ from typing import Any
 from ..course import loader as spec_loader
 from ..course.draws import DRAWS
 from ..course.spec import Course, Exercise
+from ..errors import CourseError
 from ..grading import Warm, grade_set
+from ..judge import hidden
 from ..judge.results import CheckResult
 from ..run.student import open_run_folder
+from .fork_map import fork_map
 from .mutators import Mutant, mutants
 from .wrong_versions import WrongSubmission
 
@@ -51,6 +54,14 @@ class Judged:
                 "operator": m.operator, "line": m.line, "before": m.before,
                 "after": m.after, "checks": list(self.checks), "tags": list(self.tags),
                 "draw": self.draw}
+
+    @classmethod
+    def from_plain(cls, data: dict[str, Any]) -> "Judged":
+        """As ``to_plain`` left it (the mutant's source stays behind)."""
+        mutant = Mutant(data["function"], data["operator"], data["line"], data["before"],
+                        data["after"], "")
+        return cls(data["exercise"], mutant, data["status"], tuple(data["checks"]),
+                   tuple(data["tags"]), data["draw"])
 
 
 Request = tuple[int, bool]   # (draw, with the hidden pytest tests)
@@ -78,13 +89,21 @@ class SetMutants:
 def judge_course(course: Course, set_ids: Sequence[str], level: str,
                  only: Collection[str] | None = None) -> list[SetMutants]:
     """Each set's mutants judged (``only``: the exercises to mutate)."""
-    out = []
-    for set_id in set_ids:
-        exercise_set = spec_loader.load_set(course, set_id)
+    sets = [spec_loader.load_set(course, set_id) for set_id in set_ids]
+    hidden.preload()   # once here, not in each set's fork
+
+    def work(exercise_set):
         mine = None if only is None else set(only) & {e.id for e in exercise_set.exercises}
-        judged = judge_set(course, set_id, level, mine)
+        return [j.to_plain() for j in judge_set(course, exercise_set.id, level, mine)]
+
+    out = []
+    for exercise_set, plain in zip(sets, fork_map(work, sets)):
+        if plain is None:
+            raise CourseError(f"dev mutants: grading the mutants of {exercise_set.id} failed")
+        judged = [Judged.from_plain(fields) for fields in plain]
         order = [e.id for e in exercise_set.exercises]
-        out.append(SetMutants(set_id, tuple(judged), tuple(tally(set_id, judged, order)),
+        out.append(SetMutants(exercise_set.id, tuple(judged),
+                              tuple(tally(exercise_set.id, judged, order)),
                               exercise_set.mutation_score))
     return out
 
