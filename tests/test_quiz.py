@@ -89,3 +89,55 @@ def test_code_of_ones_own_is_replaced_only_when_the_student_says_yes(work):
     assert code == 0 and "saved: llama2_7b_kv_per_token in kv_cache.py now returns 524288" \
         in out
     assert current(path, "llama2_7b_kv_per_token") == (ANSWER, 524288)
+
+
+QUESTION = """\
+format_version: 1
+id: demo
+title: {zh: 演示, en: Demo}
+prompt:
+  zh: 一个 12 层的模型（见 config.json），每层有几个头就有几组 KV。
+  en: A model of 12 layers (see config.json), with one KV group per head in each layer.
+functions: [kv_groups]
+points: 2
+misconceptions:
+  - tag: one-layer
+    message: {zh: '只算了一层：要乘 12 层。', en: 'One layer was counted: multiply by 12.'}
+    when: {ratio: 0.0833333333333333}
+  - tag: query-heads
+    message:
+      zh: '%(zh)s'
+      en: '%(en)s'
+    when: {ratio: 4}
+checks:
+  - id: groups
+    call: kv_groups
+    compare: number
+"""
+
+
+@pytest.mark.parametrize("message,given_away", [
+    ({"en": "This model has only 8 KV heads in a layer.", "zh": "这个模型每层只有 8 个 KV 头。"},
+     True),
+    ({"en": "You counted the query heads; see num_key_value_heads in the config.",
+      "zh": "你数的是 query 头；见 config 的 num_key_value_heads。"}, False)])
+def test_dev_check_fails_a_message_that_gives_away_a_number_to_find(tmp_path, message,
+                                                                     given_away):
+    from conftest import invoke, make_course
+
+    make_course(tmp_path, QUESTION % message)
+    (tmp_path / "exercises/demo/demo.py").write_text(
+        'def kv_groups():\n    """KV groups of the whole model.\n\n    中文：整个模型的 KV 组数。\n'
+        '    """\n    raise NotImplementedError\n')
+    (tmp_path / "solutions/demo/demo.py").write_text("def kv_groups():\n    return 12 * 8\n")
+    proc = invoke("dev", "check", "--course", tmp_path, "--lang", "en")
+    said = [line for line in proc.stdout.splitlines() if "states" in line]
+    if given_away:
+        assert proc.returncode == 1
+        assert said == [
+            f"✗ demo/demo: exercises/demo/demo.yaml:{n}: the {lang} message of misconception "
+            "query-heads states 8, a number the answer to kv_groups depends on and its "
+            "question does not state: name the mistake, not the number"
+            for lang, n in (("en", 16), ("zh", 15))], proc.stdout
+    else:   # 12 is in the question: a message may say it
+        assert said == [], proc.stdout

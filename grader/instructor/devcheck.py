@@ -5,7 +5,8 @@ check; the reference solutions get full marks on several input seeds (and we
 report how close each check comes to its tolerance); every registered wrong
 version fails some check and carries its tag; stand-ins that do nothing (zeros,
 a constant, the first argument, a lookup table of what a student can see)
-score nothing, or at most half for the lookup table (``standins``).
+score nothing, or at most half for the lookup table (``standins``); the feedback on
+a quiz answer gives away no number the student has to find (``quiz_numbers``).
 """
 
 import contextlib
@@ -27,6 +28,7 @@ from ..run.student import open_run_folder
 from . import standins
 from .findings import Finding
 from .promises import promises_kept, test_line
+from .quiz_numbers import numbers_given_away
 from .wrong_versions import WrongSubmission, variants_pass, wrong_versions_caught
 
 SEEDS = tuple(range(DRAWS))   # every draw a submission's hidden inputs can come from
@@ -125,7 +127,7 @@ def check_set(course: Course, set_id: str, level: str, seeds: Sequence[int] = SE
     except CourseError as exc:
         return [_course_problem(set_id, exc, course.root)] if "proofs" in parts else []
     findings = stray_files(exercise_set) + promises_kept(exercise_set, only) \
-        if "proofs" in parts else []
+        + numbers_given_away(exercise_set, course.root) if "proofs" in parts else []
     # every grading below runs the course's own code: one run folder (and so one warm
     # template) and one set of reference answers for all of them
     warm = None
