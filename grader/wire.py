@@ -14,6 +14,7 @@ import base64
 import decimal
 import json
 import math
+from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
 
@@ -191,17 +192,17 @@ def symbolic(value: Any) -> bool:
     return type(value) is Lazy or (type(value).__module__ or "").startswith("sympy")
 
 
-def materialized(value: Any) -> Any:
+def materialized(value: Any, read: Callable[[Lazy], Any] = Lazy.value) -> Any:
     """``value`` with every Lazy in it (at any depth of lists, tuples, dicts and sets)
-    replaced by its sympy object; the same object when it holds none."""
+    replaced by ``read`` of it (its sympy object); the same object when it holds none."""
     kind = type(value)
     if kind is Lazy:
-        return value.value()
+        return read(value)
     if kind in (list, tuple, set, frozenset):
-        items = [materialized(v) for v in value]
+        items = [materialized(v, read) for v in value]
         return value if all(a is b for a, b in zip(items, value)) else kind(items)
     if kind is dict:
-        pairs = [(materialized(k), materialized(v)) for k, v in value.items()]
+        pairs = [(materialized(k, read), materialized(v, read)) for k, v in value.items()]
         changed = any(a is not k or b is not v for (a, b), (k, v) in zip(pairs, value.items()))
         return dict(pairs) if changed else value
     return value

@@ -307,3 +307,56 @@ def test_grading_kv_cache_answered_in_units_imports_no_sympy_on_the_trusted_side
         doc = json.JSONDecoder().raw_decode(out)[0]
         assert doc["score"] == doc["max_score"] > 0
     assert json.loads(out.strip().splitlines()[-1]) == {"sympy": False}
+
+
+@pytest.mark.parametrize("value", [
+    sympy.exp(1 / sympy.sqrt(2)) / (1 + 2 * sympy.exp(1 / sympy.sqrt(2))),
+    6 / (2 + sympy.E ** 2), sympy.Rational(-7, 3), sympy.Integer(2) ** 70, sympy.pi / 4,
+    sympy.log(8, 2), sympy.sin(1) ** 2 + sympy.cos(1) ** 2, sympy.Float("0.1", 40),
+    sympy.Abs(-sympy.tanh(sympy.Rational(1, 3))), (-2) ** sympy.Integer(3),
+])
+def test_a_symbol_free_answer_is_read_as_sympy_would_without_sympy(value):
+    from grader.judge import constants
+
+    got = constants.approximate(lazy(value))
+    assert got is not None and got == pytest.approx(float(value.evalf(30)), rel=1e-14)
+
+
+@pytest.mark.parametrize("value", [
+    n + 1,                                              # a formula
+    sympy.exp(sympy.Integer(10) ** 6),                  # overflows a float
+    (-2) ** sympy.Rational(1, 2) + 1,                   # complex
+    sympy.Add(sympy.exp(40), -sympy.exp(40) + sympy.Rational(1, 10 ** 20), evaluate=False),
+    sympy.factorial(sympy.Rational(1, 2)),              # a function left to sympy
+])
+def test_what_floats_cannot_read_as_well_as_sympy_is_left_to_sympy(value):
+    from grader.judge import constants
+
+    assert constants.approximate(lazy(value)) is None
+
+
+NUMBERS_SIDE = """
+import sys
+import numpy as np
+from grader import wire
+from grader.course.spec import Check, Compare
+from grader.judge import compare
+e = ["exp", ["Mul", ["Rational", "1", "2"], ["Pow", ["Integer", "2"], ["Rational", "1", "2"]]]]
+third = ["Mul", e, ["Pow", ["Add", ["Integer", "1"], ["Mul", ["Integer", "2"], e]],
+                          ["Integer", "-1"]]]
+row = wire.decode([{"$t": "sympy", "tree": third}] * 2, lazy=True)
+half = wire.decode({"$t": "sympy", "tree": ["Rational", "1", "2"]}, lazy=True)
+array, size = Compare("array", {"rtol": 0, "atol": 1e-9}), Compare("bytes", {})
+w = np.exp(2 ** -0.5) / (1 + 2 * np.exp(2 ** -0.5))
+print(compare.compare(row, np.array([w, w]), Compare("array", {"atol": 1e-12})).passed,
+      compare.compare(row, np.array([0.5, 0.5]), array).passed,
+      compare.readied(half, size) == 0.5 and type(compare.readied(half, size)).__name__,
+      compare.compare(half, "0.5 B", size).passed,
+      "sympy" in sys.modules)
+"""
+
+
+def test_numbers_typed_in_sympy_are_judged_without_importing_it():
+    out = subprocess.run([sys.executable, "-c", NUMBERS_SIDE], capture_output=True,
+                         text=True, cwd=ROOT, check=True).stdout.split()
+    assert out == ["True", "False", "Fraction", "True", "False"]

@@ -7,6 +7,7 @@ tolerance used (0 = exact, 1 = at the limit), for ``dev check``.  A kind is a
 """
 
 import math
+from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
 
@@ -15,7 +16,7 @@ import numpy as np
 from ..course.spec import Compare
 from ..course.units import UnitError, describe_bytes, parse_bytes
 from ..wire import Lazy, materialized
-from . import symbolic  # noqa: F401  (defines the formula kind)
+from . import constants, symbolic  # noqa: F401  (symbolic defines the formula kind)
 from .msg import Msg
 from .values import (
     as_float,
@@ -47,6 +48,30 @@ def same_tree(answer: Any, expected: Any, spec: Compare) -> bool:
             and answer.finite() and kind_of(spec).same_tree)
 
 
+def readied(value: Any, spec: Compare) -> Any:
+    """``value`` as ``spec``'s comparison reads it: each Lazy in it as its sympy object,
+    but a symbol-free one where numbers are compared (number, array, bytes, a dict of
+    them) as a number, without importing sympy (``constants``)."""
+    return materialized(value, _reader(spec))
+
+
+def _reader(spec: Compare) -> Callable[[Lazy], Any]:
+    if spec.kind == "dict":
+        return _reader(spec.params["each"])
+    return {"number": _as_float, "array": _as_float, "bytes": _as_bytes}.get(spec.kind,
+                                                                              Lazy.value)
+
+
+def _as_float(lazy: Lazy) -> Any:
+    number = constants.approximate(lazy)
+    return lazy.value() if number is None else number
+
+
+def _as_bytes(lazy: Lazy) -> Any:
+    number = constants.exact(lazy)   # a byte count is exact (parse_bytes)
+    return _as_float(lazy) if number is None else number
+
+
 def compare(answer: Any, expected: Any, spec: Compare) -> Verdict:
     """Compare by ``spec.kind``; a wrong kind of answer is a failed Verdict.
 
@@ -57,7 +82,7 @@ def compare(answer: Any, expected: Any, spec: Compare) -> Verdict:
     if same_tree(answer, expected, spec):
         return Verdict(True, tolerance=kind.tolerance(spec), margin=0.0)
     try:
-        return kind.compare(materialized(answer), materialized(expected), spec)
+        return kind.compare(readied(answer, spec), readied(expected, spec), spec)
     except NotComparable as exc:
         return Verdict(False, exc.msg, kind.tolerance(spec))
 
