@@ -1,0 +1,12 @@
+"""One decode step with a KV cache: one known mistake (bench corpus)."""
+
+import numpy as np
+
+
+def decode_step(q, K_cache, V_cache, k, v):
+    K = np.vstack([K_cache, np.reshape(k, (1, -1))])
+    V = np.vstack([V_cache, np.reshape(v, (1, -1))])
+    s = K @ q   # the known mistake
+    w = np.exp(s - s.max())
+    w = w / w.sum()
+    return w @ V, K, V

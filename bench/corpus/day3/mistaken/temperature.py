@@ -1,0 +1,14 @@
+"""Temperature and softmax: one known mistake (bench corpus)."""
+
+import numpy as np
+
+
+def softmax(logits, T=1.0):
+    z = np.asarray(logits, dtype=float) * T   # the known mistake
+    z = z - z.max(axis=-1, keepdims=True)   # no overflow for [1000, 999, 998]
+    e = np.exp(z)
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def greedy(logits):
+    return int(np.argmax(logits))
