@@ -245,7 +245,10 @@ _AXES = {-1: (0, -2), 0: (1, -1), 1: (0, -1), 2: (1, -1), -2: (-1,)}
 def _keyword_values(kw):
     """(operator, new value, or None to drop the keyword) of one keyword argument."""
     value = kw.value
-    const = value.value if isinstance(value, ast.Constant) else None
+    try:   # -1 is a minus sign before a constant
+        const = ast.literal_eval(value)
+    except (ValueError, TypeError, SyntaxError):
+        const = None
     if kw.arg in ("k", "offset", "diagonal"):
         for step in (ast.Add, ast.Sub):
             yield "k ±1", ast.BinOp(copy.deepcopy(value), step(), ast.Constant(1))
