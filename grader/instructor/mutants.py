@@ -6,9 +6,9 @@ as a wrong version is (``WrongSubmission``), and judged:
   killed      it loses points on every draw of the hidden inputs (the checks it
               failed, and the misconception tags that named it, are kept)
   survived    it keeps full marks on some draw (the draw and the checks it passed)
-  equivalent  a survivor whose answers equal the reference's (within a millionth of
-              each check's tolerance) on the visible inputs and every draw of the
-              hidden ones: no check could tell it apart; reported, not counted
+  equivalent  a survivor whose answers equal the reference's (but for float rounding,
+              ``ROUNDING``) on the visible inputs and every draw of the hidden ones:
+              no check could tell it apart; reported, not counted
 
 Speed: one run folder and one warm template for the set; each grading holds one
 mutant of every exercise still to judge (each exercise runs in a process of its own,
@@ -28,12 +28,13 @@ from ..errors import CourseError
 from ..grading import Warm, grade_set
 from ..judge import hidden
 from ..judge.results import CheckResult
+from ..judge.verdict import tolerances
 from ..run.student import open_run_folder
 from .fork_map import fork_map
 from .mutators import Mutant, mutants
 from .wrong_versions import WrongSubmission
 
-EQUAL_MARGIN = 1e-6   # a share of a check's tolerance below which two answers are equal
+ROUNDING = 1e-12   # a relative difference between two answers that only rounding makes
 KILLED, SURVIVED, EQUIVALENT = "killed", "survived", "equivalent"
 
 
@@ -191,13 +192,23 @@ def _judging(exercise: Exercise, mutant: Mutant) -> Judging:
     for other in range(DRAWS):
         if other not in yaml:
             yaml[other] = yield (other, False)
-    status = EQUIVALENT if all(_equal(c) for checks in yaml.values() for c in checks) \
+    status = EQUIVALENT if all(_equal(c, exercise) for checks in yaml.values() for c in checks) \
         else SURVIVED
     return Judged(exercise.id, mutant, status, passed, draw=draw)
 
 
-def _equal(check: CheckResult) -> bool:
-    return check.passed and (check.margin is None or check.margin <= EQUAL_MARGIN)
+def _equal(check: CheckResult, exercise: Exercise) -> bool:
+    """Whether a passing answer differs from the reference's by float rounding at most:
+    its margin (a share of the tolerance) times the tolerance's relative size."""
+    if not check.passed or not check.margin:
+        return check.passed
+    spec = next((c.compare for c in exercise.checks if c.id == check.check), None)
+    if spec is None:
+        return False
+    sigfigs = spec.param("sigfigs")
+    rtol, atol = tolerances(spec)
+    relative = 5 * 10.0 ** -float(sigfigs) if sigfigs else rtol or atol
+    return check.margin * relative <= ROUNDING
 
 
 def _killed(exercise: Exercise, mutant: Mutant, failed: Sequence[CheckResult]) -> Judged:
