@@ -39,6 +39,11 @@ def say(msg: Msg, lang: str, err: bool = False) -> None:
     click.echo(report.render(msg, lang), err=err)
 
 
+def colour() -> bool:
+    """Whether what is printed may have colours: a terminal, and no NO_COLOR set."""
+    return sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+
+
 YES = ("y", "yes", "是", "好", "要", "对")
 
 

@@ -20,7 +20,7 @@ from ..report import render as report
 from ..report.platforms import FORMATS, document_text
 from ..report.progress import Progress
 from ..run import sandbox
-from .common import EPILOG, confirm, load_course, main, output_checked, say, write_output
+from .common import EPILOG, colour, confirm, load_course, main, output_checked, say, write_output
 from .options import (
     course_option,
     exercise_option,
@@ -101,7 +101,7 @@ def grade(set_id: str, submission: str | None, upload: str | None, as_json: bool
     elif as_json:   # for people, indented; for a worker's parent, compact (C-encoded)
         click.echo(json.dumps(document, ensure_ascii=False, indent=None if _warm() else 2))
     else:
-        click.echo(report.terminal(run, lang, color=sys.stdout.isatty(),
+        click.echo(report.terminal(run, lang, color=colour(),
                                    hints_used=mine.hints_used(set_id)) if run
                    else document["output"])
     sys.exit(ExitCode.PASSED if run and run.all_passed else ExitCode.FAILED)

@@ -19,6 +19,7 @@ from . import values
 from .msg import Msg
 from .results import CheckResult, misconception_line
 from .verdict import NotComparable, Verdict
+from .window import side_by_side
 
 PLAIN_VALUE = "plain"   # phrased by the catalogue's want-plain
 
@@ -156,6 +157,7 @@ def judge(check: Check, exercise: Exercise, outcome: CallOutcome, expected: Any,
     if verdict.passed:
         return CheckResult(passed=True, lines=(verdict.tolerance, *notes), margin=verdict.margin,
                            **base)
+    window = side_by_side(answer, expected, verdict, check)
     # sympy, if any is needed (a symbol-free tree where numbers are compared is a number)
     answer, expected = cmp.readied(answer, check.compare), cmp.readied(expected, check.compare)
     wrong_answers = [(m, cmp.readied(wrong, check.compare)) for m, wrong in wrong_answers]
@@ -163,7 +165,8 @@ def judge(check: Check, exercise: Exercise, outcome: CallOutcome, expected: Any,
                if matches(m, answer, expected, wrong, verdict, check)]
     matched, shadowed = _exact_first(matched)
     own = [Msg("not-right", got=answer)] if check.reveal != "answer" else []
-    said: list[Msg | None] = [*own, verdict.reason, verdict.tolerance,
+    said: list[Msg | None] = [*own, verdict.reason, *([window] if window else []),
+                              verdict.tolerance,
                               *map(misconception_line, matched), *notes]
     return CheckResult(passed=False, lines=tuple(said), tags=tuple(m.tag for m in matched),
                        shadowed=tuple(m.tag for m in shadowed), output=printed, **base)

@@ -11,18 +11,21 @@ from .. import __version__
 from ..course.spec import Check, Exercise, Text
 from ..judge.msg import Msg, fmt, printable
 from ..judge.results import CheckResult, ExerciseResult, RunResult
+from .arrays import window_lines
 from .messages import render
 
 GRADESCOPE_VISIBILITY = ("visible", "hidden", "after_due_date", "after_published")
 
 
-def check_lines(result: CheckResult, lang: str, check_spec: Check | None = None) -> list[str]:
+def check_lines(result: CheckResult, lang: str, check_spec: Check | None = None,
+                style: Callable[..., str] | None = None) -> list[str]:
     """The feedback sentences of one check, as shown to the student.
 
     A hidden check shows value-free phrasings only; a visible check whose answer
     the student must work out (``reveal: diagnosis``) shows their own answer and
     what is wrong with it, never the expected one; ``reveal: nothing`` shows no
-    more than that it failed.
+    more than that it failed.  A failed visible array check shows both arrays
+    (``style``: a terminal's colours, else the differing cells are marked).
     """
     hidden = result.hidden
     mode = "hidden" if hidden else result.reveal
@@ -37,6 +40,9 @@ def check_lines(result: CheckResult, lang: str, check_spec: Check | None = None)
         return [render(Msg("no-feedback"), lang)]
     for msg in result.lines:
         if hidden and msg.code == "hidden-failed":
+            continue
+        if msg.code == "array-window":
+            lines += [] if hidden else window_lines(msg, lang, style)
             continue
         text = render(msg, lang, hidden=mode != "answer" and msg.code != "not-right")
         if text:
@@ -191,7 +197,8 @@ def _check_lines(ex_result, lang, style):
     fixed = render(Msg("hidden-failed"), lang)
     groups, out = {}, []
     for check in ex_result.checks:
-        lines = check_lines(check, lang, _check_spec(ex_result.exercise, check.check))
+        lines = check_lines(check, lang, _check_spec(ex_result.exercise, check.check),
+                            None if style is _plain else style)
         label = render(Msg("hidden-label", check=check.check), lang) if check.hidden \
             else check.check
         problem = [line for line in lines if line != fixed]
@@ -252,11 +259,16 @@ def exercise_block(ex_result: ExerciseResult, set_id: str, lang: str,
 
 
 def _styler(color: bool) -> Callable[..., str]:
+    if not color:
+        return _plain
+
     def style(text: str, **kw: Any) -> str:
-        if not color:
-            return text
         import click
 
         return click.style(text, **kw)
 
     return style
+
+
+def _plain(text: str, **kw: Any) -> str:
+    return text
