@@ -8,6 +8,7 @@ tests over a proxy (``judge.hidden``), points (``points``), a RunResult.
 
 import contextlib
 import dataclasses
+import re
 import time
 from collections.abc import Collection, Iterator
 from pathlib import Path
@@ -178,12 +179,32 @@ def _start_processes(processes: ExerciseProcesses, folder: RunFolder, submission
         limits = exercise.limits.merged(**(limit_overrides or {}))
         processes.add(exercise.id, StudentProcess(
             folder, submission, exercise.module, limits, level,
-            public=[exercise_set.exercises_dir], preload=exercise.child_modules))
+            public=[exercise_set.exercises_dir],
+            preload=preloaded(exercise, submission / exercise.file)))
     if processes:
         folder.warm(submission, [str(exercise_set.exercises_dir)],
                     widest(*(p.limits for p in processes)),
-                    tuple(sorted({m for e in exercises for m in e.child_modules})),
-                    light=any(not e.child_modules for e in exercises))
+                    tuple(sorted({m for p in processes for m in p.preload})),
+                    light=any(not p.preload for p in processes))
+
+
+SYMPY_IMPORT = re.compile(rb"^[ \t]*(?:import|from)[ \t]+sympy\b", re.MULTILINE)
+SOURCE_READ = 1 << 20   # bytes of a student's file looked at for an import of sympy
+
+
+def preloaded(exercise: Exercise, source: Path) -> tuple:
+    """What an exercise's child imports before the student's module: sympy when its
+    checks pass symbols, or when the student's file imports it (exact numbers typed in
+    by hand): on the template that has it, the import costs the child nothing."""
+    if "sympy" in exercise.child_modules:
+        return exercise.child_modules
+    try:
+        with open(source, "rb") as f:
+            text = f.read(SOURCE_READ)
+    except OSError:
+        return exercise.child_modules
+    return (*exercise.child_modules, "sympy") if SYMPY_IMPORT.search(text) \
+        else exercise.child_modules
 
 
 def _graded(exercise_set: ExerciseSet, exercises: list[Exercise],
@@ -196,7 +217,7 @@ def _graded(exercise_set: ExerciseSet, exercises: list[Exercise],
     allowance = {e.id: EXERCISE_SECONDS for e in exercises}
     # those whose children import only numpy first (their template is ready first,
     # see RunFolder.warm); then those without hidden tests: the session collects
-    order = sorted(exercises, key=lambda e: (bool(e.child_modules),
+    order = sorted(exercises, key=lambda e: (bool(processes[e.id].preload),
                                              bool(hidden_tests and e.test_files)))
     session = _session(exercise_set, order, processes, warm, budget, allowance) \
         if hidden_tests and any(e.test_files for e in exercises) else None

@@ -360,3 +360,17 @@ def test_numbers_typed_in_sympy_are_judged_without_importing_it():
     out = subprocess.run([sys.executable, "-c", NUMBERS_SIDE], capture_output=True,
                          text=True, cwd=ROOT, check=True).stdout.split()
     assert out == ["True", "False", "Fraction", "True", "False"]
+
+
+def test_a_student_file_that_imports_sympy_runs_on_the_template_that_has_it(tmp_path):
+    from grader.grading import preloaded
+
+    exercises = loader.load_set(Course(ROOT), "day3")
+    by_hand, kv = exercises.exercise("attention_by_hand"), exercises.exercise("kv_cache")
+    for text, expected in [("import numpy as np\n", ()), ("x = 1  # import sympy\n", ()),
+                           ("import sympy\n", ("sympy",)),
+                           ("def f():\n    from sympy import Rational\n", ("sympy",))]:
+        (tmp_path / "attention_by_hand.py").write_text(text)
+        assert preloaded(by_hand, tmp_path / "attention_by_hand.py") == expected, text
+    assert preloaded(by_hand, tmp_path / "missing.py") == ()
+    assert preloaded(kv, tmp_path / "missing.py") == ("sympy",)   # its checks pass symbols
