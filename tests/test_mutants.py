@@ -75,7 +75,7 @@ def test_the_exit_code_follows_the_sets_threshold(tmp_path):
     assert below.returncode == 1, below.stderr
     assert "✗ demo/demo: area, 3: return 3.14159 * r * r  →  return 4.14159 * r * r" \
         in below.stdout
-    assert "低于清单中变异得分门槛 100%" in below.stdout
+    assert "低于清单中变异得分门槛 100.0%" in below.stdout
     reached = run_cli("dev", "mutants", "--course", _course(tmp_path / "b", 0.5).root,
                       "--isolation", LEVEL, "--json")
     assert reached.returncode == 0, reached.stderr

@@ -29,15 +29,15 @@ def table(result: SetMutants, lang: str) -> list[str]:
                f"  {h:>10}" for h in head)]
     for tally, name in zip(tallies, names):
         cells = (tally.generated, tally.killed, tagged(judged, tally.exercise), tally.survived,
-                 tally.equivalent, f"{tally.score:.0%}")
+                 tally.equivalent, f"{tally.score:.1%}")
         out.append(f"  {name:<{width}}" + "".join(f"  {c!s:>10}" for c in cells))
     return out
 
 
 def verdict(result: SetMutants) -> Msg:
     """The set's last line: its score, and its threshold when it has one."""
-    figures = {"set": result.set_id, "score": f"{result.score:.0%}",
-               "threshold": f"{result.threshold or 0:.0%}"}
+    figures = {"set": result.set_id, "score": f"{result.score:.1%}",
+               "threshold": f"{result.threshold or 0:.1%}"}
     if result.threshold is None:
         return Msg("mutants-score", **figures)
     return Msg("mutants-below", **figures) if result.below else Msg("mutants-reached", **figures)
