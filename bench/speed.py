@@ -2,7 +2,7 @@
 
     python bench/speed.py [--repeat 5] [--students 20] [--saves 20] [--only NAME ...]
 
-Figures (names for --only): floor, day3, exercise, class, watch, rss, devcheck.
+Figures (names for --only): floor, day3, exercise, class, watch, rss, devcheck, mutants.
   floor     python -c "import numpy, sympy, pytest, click, yaml", best of --repeat
   day3      attn-grade day3 --json on the reference solutions, cold process, median
   exercise  the same with --exercise attention
@@ -13,6 +13,7 @@ Figures (names for --only): floor, day3, exercise, class, watch, rss, devcheck.
             zygotes (root with bubblewrap: numpy, and sympy one layer deeper) also the
             sum of all three, and their PSS
   devcheck  attn-grade dev check of every set, median of 3
+  mutants   attn-grade dev mutants of every set, once (issue 26: <= 60 s)
 Runs without PYTHONDONTWRITEBYTECODE (as Python runs on a student's machine: the grader's
 modules are compiled once, like the installed libraries of the floor).
 Targets (issue 15): day3 <= 1.5x floor, exercise <= 1.0x, class <= 0.25x per student,
@@ -200,7 +201,8 @@ def main():
     parser.add_argument("--saves", type=int, default=20)
     parser.add_argument("--only", nargs="*", default=None)
     args = parser.parse_args()
-    want = set(args.only or ["day3", "exercise", "class", "watch", "rss", "devcheck"])
+    want = set(args.only or ["day3", "exercise", "class", "watch", "rss", "devcheck",
+                             "mutants"])
     base = floor(args.repeat)
     print(f"import floor: {base:.3f} s (best of {args.repeat})")
     rows = []
@@ -230,6 +232,9 @@ def main():
         if "devcheck" in want:
             t = statistics.median(timed([*GRADER, "dev", "check"])[0] for _ in range(3))
             rows.append(("dev check, both sets (median of 3)", f"{t:.1f} s", "", "<= 10 s"))
+        if "mutants" in want:
+            t = timed([*GRADER, "dev", "mutants"])[0]
+            rows.append(("dev mutants, both sets", f"{t:.1f} s", "", "<= 60 s"))
     width = max(len(r[0]) for r in rows)
     for name, value, ratio, target in rows:
         print(f"{name:<{width}}  {value:>14}  {ratio:>7}  target {target}")
