@@ -5,6 +5,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..judge.msg import Msg
+from ..report.arrays import _width as columns
 from ..report.messages import render
 from .mutants import EQUIVALENT, KILLED, SURVIVED, Judged, SetMutants
 
@@ -20,18 +21,28 @@ def tagged(judged: Sequence[Judged], exercise: str) -> int:
 
 def table(result: SetMutants, lang: str) -> list[str]:
     """The set's table: a row per exercise, its total last."""
-    set_id, tallies, judged = result.set_id, result.tallies, result.judged
+    tallies, judged = result.tallies, result.judged
     names = [t.exercise or render(Msg("mutants-all"), lang) for t in tallies]
-    width = max([len(render(Msg("mutants-col-exercise"), lang)), *map(len, names)])
+    first = render(Msg("mutants-col-exercise"), lang)
+    width = max(map(columns, [first, *names]))
     head = [render(column, lang) for column in COLUMNS]
-    out = [render(Msg("mutants-head", set=set_id), lang),
-           "  " + render(Msg("mutants-col-exercise"), lang).ljust(width) + "".join(
-               f"  {h:>10}" for h in head)]
+    out = [render(Msg("mutants-head", set=result.set_id), lang),
+           "  " + _pad(first, width) + "".join("  " + _pad(h, CELL, right=True) for h in head)]
     for tally, name in zip(tallies, names):
         cells = (tally.generated, tally.killed, tagged(judged, tally.exercise), tally.survived,
                  tally.equivalent, f"{tally.score:.1%}")
-        out.append(f"  {name:<{width}}" + "".join(f"  {c!s:>10}" for c in cells))
+        out.append("  " + _pad(name, width) + "".join(
+            "  " + _pad(str(c), CELL, right=True) for c in cells))
     return out
+
+
+CELL = 10   # the width of a figure's column
+
+
+def _pad(text: str, width: int, right: bool = False) -> str:
+    """``text`` padded to ``width`` terminal columns (a Chinese character takes two)."""
+    space = " " * max(0, width - columns(text))
+    return space + text if right else text + space
 
 
 def verdict(result: SetMutants) -> Msg:

@@ -91,6 +91,8 @@ def judge_course(course: Course, set_ids: Sequence[str], level: str,
                  only: Collection[str] | None = None) -> list[SetMutants]:
     """Each set's mutants judged (``only``: the exercises to mutate)."""
     sets = [spec_loader.load_set(course, set_id) for set_id in set_ids]
+    spec_loader.check_ids(", ".join(set_ids), [e.id for s in sets for e in s.exercises],
+                          only or ())
     hidden.preload()   # once here, not in each set's fork
 
     def work(exercise_set):
