@@ -22,3 +22,8 @@ def car_share_percent():
 
 def softmax_shares_no_exp(scores):
     return share_by_proportion(scores)
+
+
+def softmax_shares_unnormalised(scores):
+    s = np.asarray(scores, dtype=float)
+    return np.exp(s - s.max())

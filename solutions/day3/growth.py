@@ -17,3 +17,11 @@ def growth_factor_linear(n_from, n_to):
 
 def attention_matrix_cells_linear(n):
     return n
+
+
+def growth_factor_doubled(n_from, n_to):
+    return n_to / n_from * 2
+
+
+def attention_matrix_cells_doubled(n):
+    return n + n

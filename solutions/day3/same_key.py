@@ -51,6 +51,11 @@ def attend_weights(q, K, V):
     return _weights(q, K)
 
 
+def attend_unnormalised(q, K, V):
+    s = np.asarray(K, dtype=float) @ np.asarray(q, dtype=float)
+    return np.exp(s - s.max()) @ np.asarray(V, dtype=float)
+
+
 def q7_contributions_same_value():
     return _weights(Q7, K7)[:, None] * _first_value_per_key(K7, V7)
 
