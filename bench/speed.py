@@ -2,12 +2,18 @@
 
     python bench/speed.py [--repeat 5] [--students 20] [--saves 20] [--only NAME ...]
 
-Figures (names for --only): floor, day3, exercise, class, watch, rss, devcheck, mutants.
+Figures (names for --only): floor, day3, exercise, class, forms, watch, rss, devcheck,
+mutants.
   floor     python -c "import numpy, sympy, pytest, click, yaml", best of --repeat
-  day3      attn-grade day3 --json on the reference solutions, cold process, median
+  day3      attn-grade day3 --json on the reference solutions, cold process, median; and
+            on the student corpus (bench/corpus/day3: correct, and one known mistake a
+            file; see student_corpus.py), each checked for its scores
   exercise  the same with --exercise attention
   class     grade-all --jobs 2 on --students correct day3 submissions: seconds per
-            student, median of 3 classes (every student must score full marks)
+            student, median of 3 classes (every student must score full marks); and on
+            classes of the corpus's correct and mistaken submissions
+  forms     the corpus's slowest answer forms: each exercise graded alone, cold, the
+            corpus's answers against the references', median of 3 each
   watch     attn-grade watch day3: median seconds from a save to the redrawn verdict
   rss       peak resident memory of one grade-worker after grading the class; with its
             zygotes (root with bubblewrap: numpy, and sympy one layer deeper) also the
@@ -17,7 +23,8 @@ Figures (names for --only): floor, day3, exercise, class, watch, rss, devcheck, 
 Runs without PYTHONDONTWRITEBYTECODE (as Python runs on a student's machine: the grader's
 modules are compiled once, like the installed libraries of the floor).
 Targets (issue 15): day3 <= 1.5x floor, exercise <= 1.0x, class <= 0.25x per student,
-watch <= 0.2 s, rss <= 150 MB, devcheck <= 10 s.
+watch <= 0.2 s, rss <= 150 MB, devcheck <= 10 s; issue 34: day3 on the correct corpus
+<= 1.4x, on the mistaken corpus <= 1.5x.
 """
 
 import argparse
@@ -30,6 +37,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+import student_corpus
 
 ROOT = Path(__file__).resolve().parents[1]
 GRADER = [sys.executable, "-m", "grader"]
@@ -201,7 +210,7 @@ def main():
     parser.add_argument("--saves", type=int, default=20)
     parser.add_argument("--only", nargs="*", default=None)
     args = parser.parse_args()
-    want = set(args.only or ["day3", "exercise", "class", "watch", "rss", "devcheck",
+    want = set(args.only or ["day3", "exercise", "class", "forms", "watch", "rss", "devcheck",
                              "mutants"])
     base = floor(args.repeat)
     print(f"import floor: {base:.3f} s (best of {args.repeat})")
@@ -210,15 +219,26 @@ def main():
         tmp = Path(tmp)
         if "day3" in want:
             t = grade_day3(args.repeat)
-            rows.append(("day3, cold, correct", f"{t:.3f} s", f"{t / base:.2f}x", "<= 1.5x"))
+            rows.append(("day3, cold, references", f"{t:.3f} s", f"{t / base:.2f}x", "<= 1.5x"))
+            rows += corpus_rows("day3, cold, corpus", base, {"correct": "<= 1.4x",
+                                                            "mistaken": "<= 1.5x"},
+                                lambda kind: student_corpus.cold(kind, args.repeat, ENV))
         if "exercise" in want:
             t = grade_day3(args.repeat, "--exercise", "attention")
             rows.append(("one exercise (attention)", f"{t:.3f} s", f"{t / base:.2f}x",
                          "<= 1.0x"))
+            rows += corpus_rows("  the corpus's", base, {}, lambda kind: student_corpus.cold(
+                kind, args.repeat, ENV, "--exercise", "attention"))
         if want & {"class", "rss"}:
             t = grade_class(tmp, args.students)
             rows.append((f"grade-all --jobs 2, {args.students} students", f"{t:.3f} s/student",
                          f"{t / base:.2f}x", "<= 0.25x"))
+        if "class" in want:
+            rows += corpus_rows(f"  {args.students} students of the corpus", base, {},
+                                lambda kind: student_corpus.grade_class(tmp, kind, args.students,
+                                                                        ENV), "s/student")
+        if "forms" in want:
+            slowest = student_corpus.slowest_forms(3, ENV)
         if "rss" in want:
             worker, zygote, pss = worker_rss(tmp)
             rows.append(("grade-worker peak RSS", f"{worker:.0f} MB", "", "<= 150 MB"))
@@ -238,6 +258,21 @@ def main():
     width = max(len(r[0]) for r in rows)
     for name, value, ratio, target in rows:
         print(f"{name:<{width}}  {value:>14}  {ratio:>7}  target {target}")
+    if "forms" in want:
+        print("slowest answer forms (the corpus's exercise graded alone, cold, beyond the "
+              "reference's; median of 3 each):")
+        for exercise, forms, extra in slowest:
+            print(f"  {extra * 1000:+6.0f} ms  {exercise}: {forms}")
+
+
+def corpus_rows(label, base, targets, measure, unit="s"):
+    """A row for each corpus folder: ``measure(kind)`` seconds, beside the floor."""
+    rows = []
+    for kind in student_corpus.KINDS:
+        t = measure(kind)
+        rows.append((f"{label} {kind}", f"{t:.3f} {unit}", f"{t / base:.2f}x",
+                     targets.get(kind, "(none)")))
+    return rows
 
 
 if __name__ == "__main__":

@@ -1,4 +1,7 @@
-"""Why S = Q Kᵀ is not symmetric: a student's own answer (bench corpus)."""
+"""Why S = Q Kᵀ is not symmetric: a student's own answer (bench corpus).
+
+Forms: a tuple of sympy Integers; an ndarray.
+"""
 
 import numpy as np
 import sympy

@@ -1,4 +1,7 @@
-"""Single-head attention: a student's own answer (bench corpus)."""
+"""Single-head attention: a student's own answer (bench corpus).
+
+Forms: a tuple of ndarrays.
+"""
 
 import math
 

@@ -1,4 +1,7 @@
-"""Attention by hand: a student's own answer (bench corpus), in exact sympy numbers."""
+"""Attention by hand: a student's own answer (bench corpus), in exact sympy numbers.
+
+Forms: nested lists of exact sympy numbers (exp, sqrt, Rational); a tuple.
+"""
 
 import sympy
 

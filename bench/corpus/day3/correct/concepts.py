@@ -1,4 +1,7 @@
-"""Concept quiz: a student's own answer (bench corpus): strings, a set, a list, bools."""
+"""Concept quiz: a student's own answer (bench corpus): strings, a set, a list, bools.
+
+Forms: strings, sets, a list of options, bools.
+"""
 
 MINE = {
     "weighted_sum_of": "v",

@@ -1,4 +1,7 @@
-"""One decode step with a KV cache: a student's own answer (bench corpus)."""
+"""One decode step with a KV cache: a student's own answer (bench corpus).
+
+Forms: a tuple of ndarrays.
+"""
 
 import numpy as np
 

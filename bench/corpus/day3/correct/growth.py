@@ -1,4 +1,7 @@
-"""The attention matrix grows with the square: a student's own answer (bench corpus)."""
+"""The attention matrix grows with the square: a student's own answer (bench corpus).
+
+Forms: a Fraction; a sympy formula (n*n).
+"""
 
 from fractions import Fraction
 

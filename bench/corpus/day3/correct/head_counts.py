@@ -1,4 +1,7 @@
-"""Counting per head: a student's own answer (bench corpus)."""
+"""Counting per head: a student's own answer (bench corpus).
+
+Forms: ints.
+"""
 
 
 def wq_numbers_per_head(d_model, n_heads):

@@ -1,6 +1,9 @@
 """How many bytes the KV cache takes: a student's own answer (bench corpus).
 
-The hand answers are written in units, binary and decimal prefixes."""
+The hand answers are written in units, binary and decimal prefixes.
+
+Forms: unit strings ("512 KiB", "0.131072 MB"); a sympy formula; ints.
+"""
 
 
 def kv_bytes_per_token(n_layers, n_kv_heads, head_dim, bytes_per_elem=2):

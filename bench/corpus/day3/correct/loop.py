@@ -1,4 +1,7 @@
-"""The autoregressive loop with a KV cache: a student's own answer (bench corpus)."""
+"""The autoregressive loop with a KV cache: a student's own answer (bench corpus).
+
+Forms: a list of ints; ints.
+"""
 
 import numpy as np
 

@@ -1,4 +1,7 @@
-"""A very low temperature: a student's own answer (bench corpus)."""
+"""A very low temperature: a student's own answer (bench corpus).
+
+Forms: lists of ints and of floats in scientific notation.
+"""
 
 
 def t01_scaled_logits():

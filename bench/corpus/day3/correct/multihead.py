@@ -1,4 +1,7 @@
-"""Multi-head attention and GQA: a student's own answer (bench corpus)."""
+"""Multi-head attention and GQA: a student's own answer (bench corpus).
+
+Forms: ndarrays.
+"""
 
 import numpy as np
 

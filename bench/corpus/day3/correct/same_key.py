@@ -1,4 +1,7 @@
-"""Same key, different value: a student's own answer (bench corpus)."""
+"""Same key, different value: a student's own answer (bench corpus).
+
+Forms: a list of ndarrays (rows built one by one); an ndarray.
+"""
 
 import numpy as np
 

@@ -1,4 +1,7 @@
-"""Shapes at real sizes: a student's own answer (bench corpus)."""
+"""Shapes at real sizes: a student's own answer (bench corpus).
+
+Forms: tuples, a dict of tuples built with dict(); an int.
+"""
 
 
 def q_vector_length(d_model, n_heads):

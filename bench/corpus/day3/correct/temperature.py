@@ -1,4 +1,7 @@
-"""Temperature and softmax: a student's own answer (bench corpus)."""
+"""Temperature and softmax: a student's own answer (bench corpus).
+
+Forms: ndarrays; an int.
+"""
 
 import numpy as np
 
