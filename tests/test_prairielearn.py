@@ -70,7 +70,15 @@ def test_the_fragment_makes_a_complete_course(tmp_path, fragment, name):
     server = course / "serverFilesCourse" / "attn_grade"
     assert (server / "solutions" / "day3" / "attention.py").is_file()
     assert not list((course / "questions").rglob("*.hidden.yaml"))
-    assert "solutions" not in (fragment / name / "Dockerfile").read_text()
+    dockerfile = (fragment / name / "Dockerfile").read_text()
+    assert "solutions" not in dockerfile
+    # bytecode for the Dockerfile's Python (the exporting one), valid in any copy: every
+    # grading is a fresh container, which would compile the grader again
+    assert f"FROM python:{sys.version_info[0]}.{sys.version_info[1]}-slim" in dockerfile
+    for module in (server / "grader" / "entry.py", server / "solutions" / "day3" / "attention.py",
+                   server / "vendor" / "pluggy" / "__init__.py"):
+        pyc = module.parent / "__pycache__" / f"{module.stem}.{sys.implementation.cache_tag}.pyc"
+        assert pyc.read_bytes()[4:8] == b"\x03\0\0\0", pyc   # hash-checked, not by mtime
 
 
 def _grade(tmp_path, fragment, files, *entry_args, python=sys.executable, name="each"):

@@ -214,3 +214,53 @@ def test_a_set_yaml_problem_names_its_line(tmp_path, order, line, fragment):
     manifest = "format_version: 1\ntitle: {zh: 演示, en: Demo}\n" + order
     error = load_error(tmp_path, manifest=manifest)
     assert error.line == line and fragment in error.message, str(error)
+
+
+def test_a_cold_load_of_one_exercise_reads_only_its_own_files(tmp_path, monkeypatch):
+    """A fresh container (PrairieLearn, a class worker's first student) grading one
+    exercise parses the manifest and that exercise's files, not the whole set; a
+    whole-set load then parses and stores everything, and serves the one exercise after."""
+    from grader.course import yaml_source
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.delenv(cache.ENV_SWITCH, raising=False)
+    course = make_course(tmp_path / "course", manifest=(
+        "format_version: 1\ntitle: {zh: 演示, en: Demo}\norder: [demo, other]\n"))
+    ex = course.root / "exercises" / "demo"
+    (ex / "other.yaml").write_text(GOOD.replace("id: demo", "id: other")
+                                   .replace("title:", "file: demo.py\ntitle:", 1))
+    read = []
+    real_load = yaml_source.load
+    monkeypatch.setattr(yaml_source, "load", lambda path: read.append(path.name)
+                        or real_load(path))
+    _later(monkeypatch, 60)
+    one = spec_loader.load_set(course, "demo", only=["other"])
+    assert [e.id for e in one.exercises] == ["other"] and sorted(read) == ["other.yaml",
+                                                                           "set.yaml"]
+    with pytest.raises(CourseError, match="(?s)no exercise .nosuch.*demo, other"):
+        spec_loader.load_set(course, "demo", only=["nosuch"])
+    read.clear()
+    assert [e.id for e in spec_loader.load_set(course, "demo").exercises] == ["demo", "other"]
+    assert sorted(read) == ["demo.yaml", "other.yaml", "set.yaml"]
+    read.clear()
+    assert spec_loader.load_set(course, "demo", only=["demo"]).exercises[0].id == "demo"
+    assert read == []   # from the stored entry
+
+
+def test_yaml_read_by_libyaml_keeps_lines_and_pyyamls_words_for_errors(tmp_path):
+    """The fast parser gives the same lines; a file it refuses is parsed again by
+    PyYAML's own, whose problem texts the catalogue rephrases."""
+    import yaml
+
+    from grader.course import yaml_source
+
+    assert yaml_source._FAST is getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    path = tmp_path / "x.yaml"
+    path.write_text("a: 1\nb:\n  - 2\n  - !array [3]\n")
+    data = yaml_source.load(path)
+    assert data.key_lines == {"a": 1, "b": 2} and data["b"].item_lines == [3, 4]
+    assert data["b"][1].tag == "!array" and data["b"][1].line == 4
+    path.write_text("a: 1\nb:\n\t- 2\n")
+    with pytest.raises(CourseError) as info:
+        yaml_source.load(path)
+    assert info.value.line == 3 and "a tab" in str(info.value)

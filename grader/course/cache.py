@@ -191,20 +191,25 @@ def write(name: str, entry: dict[str, Any]) -> None:
 
 
 def cached(course_root: Path, set_id: str, seed_offset: int,
-           load: Callable[[], Any], only: Collection[str] | None) -> tuple[Any, list[str]]:
-    """(the set ``load()`` would give, the ids of all its exercises), from the
-    cache when it can be.  ``only``: the exercises to keep (and unpickle)."""
+           load: Callable[[Collection[str] | None], tuple[Any, list[str]]],
+           only: Collection[str] | None) -> tuple[Any, list[str]]:
+    """(the set ``load`` gives, the ids of all its exercises), from the cache when it can
+    be.  ``only``: the exercises to keep (and unpickle).  ``load(only)`` gives (the set
+    with those exercises, all ids); on a miss with ``only``, nothing is stored (an entry
+    holds a whole set), so a cold run of one exercise parses only its own files."""
     name = key(course_root, set_id, seed_offset)
-    if os.environ.get(ENV_SWITCH) == "off":
-        return _only(_sourced(load(), name), only)
     where = str(folder() / name)   # the memory mirrors that file
-    entry = _LOADED.get(where) or read(name)
+    off = os.environ.get(ENV_SWITCH) == "off"
+    entry = None if off else _LOADED.get(where) or read(name)
+    if entry is None and (off or only is not None):
+        loaded, ids = load(only)
+        return _sourced(loaded, name), ids
     if entry is None:
-        loaded = _sourced(load(), name)
+        loaded = _sourced(load(None)[0], name)
         write(name, {"set": dataclasses.replace(loaded, exercises=()),
                      "exercises": [(e.id, _dumps(e)) for e in loaded.exercises],
                      "modules": {e.id: e.child_modules for e in loaded.exercises}})
-        return _only(loaded, only)
+        return loaded, [e.id for e in loaded.exercises]
     _LOADED[where] = entry
     exercises = tuple(_exercise(where, ex_id, blob) for ex_id, blob in entry["exercises"]
                       if only is None or ex_id in only)
@@ -264,11 +269,3 @@ def child_modules(course_root: Path, set_id: str, only: Collection[str] | None) 
         return None
     wanted = [mods for ex_id, mods in entry["modules"].items() if only is None or ex_id in only]
     return tuple(sorted(set().union(*wanted)))
-
-
-def _only(loaded: Any, only: Collection[str] | None) -> tuple[Any, list[str]]:
-    ids = [e.id for e in loaded.exercises]
-    if only is not None:
-        loaded = dataclasses.replace(loaded, exercises=tuple(e for e in loaded.exercises
-                                                             if e.id in only))
-    return loaded, ids

@@ -40,7 +40,8 @@ def load_set(course: Course, set_id: str, seed_offset: int = 0,
         raise CourseError(f"no exercise set {set_id!r}", hint=did_you_mean(
             set_id, course.set_ids()) or "sets: " + ", ".join(course.set_ids()))
     exercise_set, known = cache.cached(
-        course.root, set_id, seed_offset, lambda: _parse_set(course, set_id, seed_offset), only)
+        course.root, set_id, seed_offset,
+        lambda wanted: _parse_set(course, set_id, seed_offset, wanted), only)
     check_ids(set_id, known, only or ())
     return exercise_set
 
@@ -53,20 +54,22 @@ def check_ids(set_id: str, known: Collection[str], wanted: Collection[str]) -> N
                               hint=did_you_mean(ex_id, known) or "exercises: " + ", ".join(known))
 
 
-def _parse_set(course, set_id, seed_offset):
+def _parse_set(course, set_id, seed_offset, only=None):
+    """(the set with all its exercises, or only those in ``only``, the ids of all): a cold
+    run of one exercise reads its own YAML files, not every file of the set."""
     ex_dir = course.exercises_dir / set_id
     manifest_path = ex_dir / "set.yaml"
     manifest = _validated(manifest_path, formats.SET)
     _check_order(manifest_path, manifest, ex_dir)
     sol_dir = course.solutions_dir / set_id
     exercises = tuple(_load_exercise(ex_dir / f"{ex_id}.yaml", set_id, sol_dir, seed_offset)
-                      for ex_id in manifest["order"])
+                      for ex_id in manifest["order"] if only is None or ex_id in only)
     score = manifest["mutation_score"]
     if score is not None and score > 1:
         Where(manifest_path, _line(manifest_path, "mutation_score") or 1).child(
             "mutation_score").fail("a share from 0 to 1", score)
     return ExerciseSet(set_id, Text(**manifest["title"]), exercises, ex_dir, sol_dir,
-                       manifest["released"], score)
+                       manifest["released"], score), list(manifest["order"])
 
 
 def _validated(path, schema):

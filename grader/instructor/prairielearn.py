@@ -17,6 +17,7 @@ import html
 import importlib.metadata
 import json
 import shutil
+import sys
 import uuid
 from pathlib import Path
 
@@ -30,6 +31,8 @@ from ..run.sandbox import BATCH_MINIMUM
 from .uploads import stub_names
 
 STOCK_IMAGE = "prairielearn/grader-python"
+# the Dockerfile's Python: the exporting one, whose bytecode the export ships
+PYTHON_VERSION = "{}.{}".format(*sys.version_info[:2])
 SERVER_DIR = "attn_grade"           # serverFilesCourse/attn_grade
 QUESTIONS_DIR = Path("questions") / "attn_grade"
 ENTRYPOINT = f"/grade/serverFilesCourse/{SERVER_DIR}/run_prairielearn"
@@ -51,10 +54,11 @@ def write_fragment(course: Course, exercise_set: ExerciseSet, out: str | Path, l
     server = out / "serverFilesCourse" / SERVER_DIR
     _copy_course(course, exercise_set.id, server)
     _vendor(server / "vendor")
+    _compile(server)
     entry = server / "run_prairielearn"
     entry.write_text(entrypoint_script(lang, required), encoding="utf-8")
     entry.chmod(0o755)
-    (out / "Dockerfile").write_text(DOCKERFILE, encoding="utf-8")
+    (out / "Dockerfile").write_text(DOCKERFILE.format(python=PYTHON_VERSION), encoding="utf-8")
     groups = [(exercise_set.id, list(exercise_set.exercises))] if whole_set else \
         [(e.id, [e]) for e in exercise_set.exercises]
     for name, exercises in groups:
@@ -143,6 +147,20 @@ def _vendor(target: Path) -> None:
             shutil.copy(Path(str(file.locate())), dest)
 
 
+def _compile(server: Path) -> None:
+    """Bytecode of the grader, its vendored packages and the references, for this Python
+    (the Dockerfile's): every grading is a fresh container, which would otherwise compile
+    them again (a third of a second).  Hash-checked, so a copy with new mtimes still
+    validates; another Python ignores them."""
+    import compileall
+    import py_compile
+
+    for top in ("grader", "vendor", "solutions"):
+        if (server / top).is_dir():
+            compileall.compile_dir(server / top, quiet=2, workers=1,
+                                   invalidation_mode=py_compile.PycInvalidationMode.CHECKED_HASH)
+
+
 def entrypoint_script(lang: str, required: str) -> str:
     """The container's entrypoint: grade /grade/student, always leave results.json."""
     fallback = json.dumps(prairielearn_not_gradable(
@@ -173,7 +191,12 @@ ARGS=(--upload "$ROOT/student" --course "$HERE" --format prairielearn --output "
 if [ -n "$EXERCISE" ]; then ARGS+=(--exercise "$EXERCISE"); fi
 # a level to use instead of the strongest available (info.json's "environment" may set it)
 if [ -n "${{ATTN_GRADE_ISOLATION:-}}" ]; then ARGS+=(--isolation "$ATTN_GRADE_ISOLATION"); fi
-cd "$HERE" && PYTHONPATH="$HERE:$HERE/vendor" "$PYTHON" -m grader "$SET" "${{ARGS[@]}}" \\
+# the vendored packages only where the image has none of its own (the stock image lacks
+# pytest; an image built from our Dockerfile has it, compiled)
+VENDOR=""
+"$PYTHON" -c 'import importlib.util as u, sys; sys.exit(u.find_spec("pytest") is None)' \\
+  2>/dev/null || VENDOR=":$HERE/vendor"
+cd "$HERE" && PYTHONPATH="$HERE$VENDOR" "$PYTHON" -m grader "$SET" "${{ARGS[@]}}" \\
   > /dev/null 2> "$LOG"
 status=$?
 cat "$LOG" >&2    # the job's log, for the course staff
@@ -191,8 +214,9 @@ DOCKERFILE = """\
 #   docker build -t YOU/attn-grade . && docker push YOU/attn-grade
 # then export again with --image YOU/attn-grade. It holds the grader's dependencies only:
 # the grader, the course and its hidden checks come from serverFilesCourse at each grading,
-# so the image may be public.
-FROM python:3.12-slim
+# so the image may be public. Its Python is the one that exported (the bytecode shipped in
+# serverFilesCourse is for it).
+FROM python:{python}-slim
 RUN apt-get update \\
     && apt-get install -y --no-install-recommends bubblewrap libseccomp2 \\
     && rm -rf /var/lib/apt/lists/*
