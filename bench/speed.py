@@ -2,8 +2,8 @@
 
     python bench/speed.py [--repeat 5] [--students 20] [--saves 20] [--only NAME ...]
 
-Figures (names for --only): floor, day3, exercise, class, forms, watch, rss, devcheck,
-mutants.
+Figures (names for --only): floor, day3, exercise, class, c3l2, forms, watch, rss,
+devcheck, mutants.
   floor     python -c "import numpy, sympy, pytest, click, yaml", best of --repeat
   day3      attn-grade day3 --json on the reference solutions, cold process, median; and
             on the student corpus (bench/corpus/day3: correct, and one known mistake a
@@ -12,6 +12,7 @@ mutants.
   class     grade-all --jobs 2 on --students correct day3 submissions: seconds per
             student, median of 3 classes (every student must score full marks); and on
             classes of the corpus's correct and mistaken submissions
+  c3l2      attn-grade c3-l2 --json, cold, on its references and on its corpus
   forms     the corpus's slowest answer forms: each exercise graded alone, cold, the
             corpus's answers against the references', median of 3 each
   watch     attn-grade watch day3: median seconds from a save to the redrawn verdict
@@ -210,8 +211,8 @@ def main():
     parser.add_argument("--saves", type=int, default=20)
     parser.add_argument("--only", nargs="*", default=None)
     args = parser.parse_args()
-    want = set(args.only or ["day3", "exercise", "class", "forms", "watch", "rss", "devcheck",
-                             "mutants"])
+    want = set(args.only or ["day3", "exercise", "class", "c3l2", "forms", "watch", "rss",
+                             "devcheck", "mutants"])
     base = floor(args.repeat)
     print(f"import floor: {base:.3f} s (best of {args.repeat})")
     rows = []
@@ -237,6 +238,11 @@ def main():
             rows += corpus_rows(f"  {args.students} students of the corpus", base, {},
                                 lambda kind: student_corpus.grade_class(tmp, kind, args.students,
                                                                         ENV), "s/student")
+        if "c3l2" in want:
+            for kind in ("references", *student_corpus.KINDS):
+                t = student_corpus.cold(kind, args.repeat, ENV, set_id="c3-l2")
+                rows.append((f"c3-l2, cold, {kind}", f"{t:.3f} s", f"{t / base:.2f}x",
+                             "(none)"))
         if "forms" in want:
             slowest = student_corpus.slowest_forms(3, ENV)
         if "rss" in want:
