@@ -47,9 +47,16 @@ def test_hidden_forms_carry_no_value(lang):
 
 
 def _codes_in_source(paths=None):
+    """``Msg("code", ...)``, and in the course stage, which makes no Msg, the pairs
+    ``("code", {...})`` of its errors."""
     pattern = re.compile(r'Msg\(\s*"([a-z0-9-]+)"')
-    return {code for path in paths or GRADER.rglob("*.py")
-            for code in pattern.findall(path.read_text(encoding="utf-8"))}
+    pairs = re.compile(r'\(\s*"([a-z0-9-]+)",\s*\{')
+    codes = set()
+    for path in paths or GRADER.rglob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        codes |= set(pattern.findall(text))
+        codes |= set(pairs.findall(text)) if path.parent.name == "course" else set()
+    return codes
 
 
 def _missing(paths=None):

@@ -4,6 +4,7 @@ language of what is said, the course, and writing a file the user named."""
 import errno
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -11,11 +12,11 @@ import click
 
 from .. import __version__
 from ..course import loader as spec_loader
-from ..course.spec import LANGUAGES
 from ..errors import CourseError, ExitCode, Refusal
 from ..files import write_atomic
 from ..judge.msg import Msg
 from ..report import render as report
+from .usage import asked_lang, usage_error_text
 
 EPILOG = """\b
 Exit codes:
@@ -24,14 +25,6 @@ Exit codes:
   2  usage error or a problem in the course (bad YAML, missing file)
   3  internal error in attn-grade (a bug: please report it)
 """
-
-
-def default_lang() -> str:
-    for var in ("LC_ALL", "LC_MESSAGES", "LANG"):
-        value = os.environ.get(var, "")
-        if value:
-            return "zh" if value.lower().startswith("zh") else "en"
-    return "en"
 
 
 def say(msg: Msg, lang: str, err: bool = False) -> None:
@@ -64,7 +57,7 @@ def internal_error() -> NoReturn:
     course error's 2."""
     import traceback
 
-    click.echo(report.render(Msg("internal-error"), default_lang()) + "\n"
+    click.echo(report.render(Msg("internal-error"), _asked_lang()) + "\n"
                + traceback.format_exc(), err=True)
     sys.exit(ExitCode.INTERNAL)
 
@@ -73,9 +66,35 @@ class SetOrCommand(click.Group):
     """``attn-grade SET`` grades a set; other first words are subcommands."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        if args and args[0] not in self.commands and not args[0].startswith("-"):
-            args = ["grade", *args]
+        ctx.meta["lang"] = asked_lang(args)   # for an error before click reads --lang
         return super().parse_args(ctx, args)
+
+    def resolve_command(self, ctx: click.Context, args: list[str]
+                        ) -> tuple[str | None, click.Command | None, list[str]]:
+        """``attn-grade day3 ...`` is grade, named ``day3`` (its usage line says so)."""
+        if args and args[0] not in self.commands and not args[0].startswith("-"):
+            return args[0], self.commands["grade"], args
+        return super().resolve_command(ctx, args)
+
+    def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,
+             complete_var: str | None = None, standalone_mode: bool = True,
+             **extra: Any) -> Any:
+        """click's usage errors and "Aborted!" said in the user's language."""
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, False, **extra)
+        argv = list(sys.argv[1:] if args is None else args)
+        try:
+            code = super().main(argv, prog_name, complete_var, False, **extra)
+        except click.UsageError as exc:
+            click.echo(usage_error_text(exc, asked_lang(argv)), err=True)
+            sys.exit(exc.exit_code)
+        except click.Abort:
+            say(Msg("aborted"), asked_lang(argv), err=True)
+            sys.exit(ExitCode.FAILED)
+        except click.ClickException as exc:
+            say(Msg("error-line", text=exc.format_message()), asked_lang(argv), err=True)
+            sys.exit(exc.exit_code)
+        sys.exit(code if isinstance(code, int) else 0)
 
     def invoke(self, ctx: click.Context) -> Any:
         """A bug in the grader must never look like a failed check (exit 1)."""
@@ -131,29 +150,33 @@ def load_course(course_dir: str | None) -> spec_loader.Course:
 
 
 def fail(exc: Exception) -> NoReturn:
-    click.echo(f"error: {_in_language(exc)}", err=True)
+    lang = _asked_lang()
+    say(Msg("error-line", text=_in_language(exc, lang)), lang, err=True)
     sys.exit(ExitCode.USAGE)
 
 
-def _in_language(exc: Exception) -> str:
+def _in_language(exc: Exception, lang: str) -> str:
     """A course error that carries its message as a catalogue code, said in the language
     the command was asked for (``--lang``, else the locale's); any other as it is."""
     code = getattr(exc, "msg", None)
     if not isinstance(exc, CourseError) or code is None:
         return str(exc)
-    text = exc.where() + report.render(Msg(code[0], **code[1]), _asked_lang())
+    text = exc.where() + report.render(_as_msg(code), lang)
     return text + (f"\n  ({exc.detail})" if exc.detail else "")
+
+
+def _as_msg(code: tuple[str, dict[str, Any]]) -> Msg:
+    """A (code, values) pair as a Msg, the pairs among its values too (the course stage
+    names its messages so, as it cannot make a Msg)."""
+    return Msg(code[0], **{k: _as_msg(v) if isinstance(v, tuple) and len(v) == 2
+                           and isinstance(v[1], dict) else v for k, v in code[1].items()})
 
 
 def _asked_lang() -> str:
     """The ``--lang`` of this command line (an error may end it before click reads it)."""
-    argv = sys.argv[1:]
-    for i, arg in enumerate(argv):
-        if arg == "--lang" and i + 1 < len(argv) and argv[i + 1] in LANGUAGES:
-            return argv[i + 1]
-        if arg.startswith("--lang=") and arg[7:] in LANGUAGES:
-            return arg[7:]
-    return default_lang()
+    ctx = click.get_current_context(silent=True)
+    return str(ctx.meta["lang"]) if ctx is not None and "lang" in ctx.meta \
+        else asked_lang(sys.argv[1:])
 
 
 def write_output(output: str | Path, data: str | bytes, lang: str) -> None:

@@ -10,7 +10,7 @@ from ..course.limits import parse_size
 from ..course.spec import LANGUAGES
 from ..report import render as report
 from ..run import sandbox
-from .common import default_lang
+from .usage import default_lang
 
 F = TypeVar("F", bound=Callable[..., Any])
 

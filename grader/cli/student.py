@@ -32,9 +32,10 @@ from .options import (
     student_loop_options,
     student_option,
 )
+from .usage import SaidUsageError, StudentCommand
 
 
-@main.command(epilog=EPILOG)
+@main.command(cls=StudentCommand, epilog=EPILOG)
 @click.argument("set_id", metavar="SET")
 @click.option("--submission", type=click.Path(exists=True),
               help="Folder with your versions of the stub files "
@@ -110,11 +111,12 @@ def grade(set_id: str, submission: str | None, upload: str | None, as_json: bool
 def _notebook(submission: str | None, upload: str | None) -> bool:
     """Whether ``--submission`` names a notebook; a usage error for what it cannot be."""
     if submission and upload:
-        raise click.UsageError("give --submission or --upload, not both")
+        raise SaidUsageError(Msg("usage-submission-or-upload", submission="--submission",
+                                 upload="--upload"))
     notebook = bool(submission and Path(submission).is_file())
     if notebook and not str(submission).lower().endswith(".ipynb"):
-        raise click.UsageError("--submission is a folder or a notebook (.ipynb), not "
-                               f"{submission!r}")
+        raise SaidUsageError(Msg("usage-submission-kind", submission="--submission",
+                                 ext=".ipynb", path=repr(submission)))
     return notebook
 
 
@@ -124,7 +126,7 @@ def _warm() -> grading.Warm | None:
     return obj if isinstance(obj, grading.Warm) else None
 
 
-@main.command("list")
+@main.command("list", cls=StudentCommand)
 @course_option
 @lang_option()
 def list_sets(course_dir: str | None, lang: str) -> None:
@@ -162,7 +164,7 @@ def student_command(name: str, exercise: str | None = None,
             function = click.argument("exercise_id", required=exercise == "required",
                                       metavar="ID" if exercise == "required" else "[ID]"
                                       )(function)
-        return main.command(name)(click.argument(
+        return main.command(name, cls=StudentCommand)(click.argument(
             "set_id", required=set_id == "required",
             metavar="SET" if set_id == "required" else "[SET]")(function))
     return wrap

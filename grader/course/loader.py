@@ -14,7 +14,7 @@ from pathlib import Path
 from ..errors import CourseError
 from . import cache, formats, inputs, yaml_source
 from .limits import Limits
-from .schema import Where, did_you_mean
+from .schema import Where, close_match, did_you_mean
 from .spec import Check, Course, Exercise, ExerciseSet, Misconception, Rule, Text
 
 HIDDEN_SUFFIX = ".hidden.yaml"
@@ -28,7 +28,9 @@ def find_course(start: str | Path | None = None) -> Course:
             return Course(folder)
     raise CourseError(f"no course found in {here} or its parents (looked for "
                       "exercises/*/set.yaml)", hint="run inside the course folder or "
-                      "pass --course DIR")
+                      "pass --course DIR",
+                      msg=("no-course", {"folder": str(here), "option": "--course DIR",
+                                         "pattern": "exercises/*/set.yaml"}))
 
 
 def load_set(course: Course, set_id: str, seed_offset: int = 0,
@@ -38,7 +40,8 @@ def load_set(course: Course, set_id: str, seed_offset: int = 0,
     ex_dir = course.exercises_dir / set_id
     if not (ex_dir / "set.yaml").is_file():
         raise CourseError(f"no exercise set {set_id!r}", hint=did_you_mean(
-            set_id, course.set_ids()) or "sets: " + ", ".join(course.set_ids()))
+            set_id, course.set_ids()) or "sets: " + ", ".join(course.set_ids()),
+            msg=("no-set", {"set": set_id, "hint": _hint(set_id, course.set_ids())}))
     exercise_set, known = cache.cached(
         course.root, set_id, seed_offset,
         lambda wanted: _parse_set(course, set_id, seed_offset, wanted), only)
@@ -51,7 +54,16 @@ def check_ids(set_id: str, known: Collection[str], wanted: Collection[str]) -> N
     for ex_id in wanted:
         if ex_id not in known:
             raise CourseError(f"no exercise {ex_id!r} in set {set_id!r}",
-                              hint=did_you_mean(ex_id, known) or "exercises: " + ", ".join(known))
+                              hint=did_you_mean(ex_id, known) or "exercises: " + ", ".join(known),
+                              msg=("no-exercise", {"exercise": ex_id, "set": set_id,
+                                                   "hint": _hint(ex_id, known)}))
+
+
+def _hint(word: str, known: Collection[str]) -> tuple[str, dict[str, str]]:
+    """What to type instead of ``word``, as a message: the near name, else them all."""
+    close = close_match(word, known)
+    return ("did-you-mean", {"name": close}) if close else \
+        ("names-are", {"names": ", ".join(known)})
 
 
 def _parse_set(course, set_id, seed_offset, only=None):

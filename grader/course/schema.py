@@ -55,8 +55,14 @@ def _show(value):
 
 
 def did_you_mean(word: object, choices: Iterable[object]) -> str | None:
+    close = close_match(word, choices)
+    return f"did you mean {close!r}?" if close else None
+
+
+def close_match(word: object, choices: Iterable[object]) -> str | None:
+    """The choice ``word`` was most likely meant to be (a typo), or None."""
     close = difflib.get_close_matches(str(word), [str(c) for c in choices], n=1, cutoff=0.6)
-    return f"did you mean {close[0]!r}?" if close else None
+    return close[0] if close else None
 
 
 class Type:

@@ -27,6 +27,18 @@ def catalogue(lang: str) -> dict[str, Any]:
     return yaml.load((CATALOGUE / f"{lang}.yaml").read_text(encoding="utf-8"), Loader=loader)
 
 
+@functools.cache
+def help_texts(lang: str) -> dict[str, str]:
+    """The student commands' help in ``lang``, from catalogue/help.LANG.yaml; {} where
+    there is none (English: the commands' own words)."""
+    import yaml
+
+    path = CATALOGUE / f"help.{lang}.yaml"
+    if not path.is_file():
+        return {}
+    return yaml.safe_load(path.read_text(encoding="utf-8"))
+
+
 @overload
 def render(msg: Msg, lang: str, hidden: Literal[False] = False) -> str: ...
 @overload
