@@ -374,3 +374,29 @@ def test_a_student_file_that_imports_sympy_runs_on_the_template_that_has_it(tmp_
         assert preloaded(by_hand, tmp_path / "attention_by_hand.py") == expected, text
     assert preloaded(by_hand, tmp_path / "missing.py") == ()
     assert preloaded(kv, tmp_path / "missing.py") == ("sympy",)   # its checks pass symbols
+
+
+WINDOW_SIDE = """
+import dataclasses, sys
+import numpy as np
+from grader import wire
+from grader.course import loader
+from grader.course.spec import Course
+from grader.judge.check import judge
+from grader.run.outcome import CallOutcome
+from pathlib import Path
+exercise = loader.load_set(Course(Path(".").resolve()), "day3").exercise("attention")
+check = next(c for c in exercise.checks if c.id == "seed-output")
+half = {"$t": "sympy", "tree": ["Rational", "1", "2"]}
+got = wire.decode([[half, half], [1, 0]], lazy=True)
+result = judge(check, exercise, CallOutcome("ok", value=(got, None)),
+               (np.array([[1.0, 0.0], [0.5, 0.5]]), None), [])
+codes = [line.code for line in result.lines if line is not None]
+print(result.passed, "array-window" in codes, "sympy" in sys.modules)
+"""
+
+
+def test_a_wrong_array_typed_in_sympy_numbers_is_shown_beside_the_expected_one():
+    out = subprocess.run([sys.executable, "-c", WINDOW_SIDE], capture_output=True,
+                         text=True, cwd=ROOT, check=True).stdout.split()
+    assert out == ["False", "True", "False"]

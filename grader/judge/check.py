@@ -157,9 +157,9 @@ def judge(check: Check, exercise: Exercise, outcome: CallOutcome, expected: Any,
     if verdict.passed:
         return CheckResult(passed=True, lines=(verdict.tolerance, *notes), margin=verdict.margin,
                            **base)
-    window = side_by_side(answer, expected, verdict, check)
     # sympy, if any is needed (a symbol-free tree where numbers are compared is a number)
     answer, expected = cmp.readied(answer, check.compare), cmp.readied(expected, check.compare)
+    window = side_by_side(answer, expected, verdict, check)
     wrong_answers = [(m, cmp.readied(wrong, check.compare)) for m, wrong in wrong_answers]
     matched = [m for m, wrong in wrong_answers
                if matches(m, answer, expected, wrong, verdict, check)]
