@@ -110,6 +110,8 @@ def _ask(question: Question, lang: str) -> Any:
         except click.Abort:   # Ctrl-C, or Ctrl-D / the end of the input
             click.echo("")
             raise Stop from None
+        if not sys.stdin.isatty():   # piped: the answer on its line, as a terminal shows it
+            click.echo(text)
         if not text.strip():
             return None
         if text.strip().lower() in STOP_WORDS:
