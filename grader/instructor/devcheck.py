@@ -12,7 +12,6 @@ a quiz answer gives away no number the student has to find (``quiz_numbers``).
 import contextlib
 import json
 import os
-import select
 from collections.abc import Collection, Sequence
 from pathlib import Path
 
@@ -23,10 +22,10 @@ from ..errors import CourseError
 from ..grading import Warm, grade_set
 from ..judge.msg import Msg
 from ..judge.results import CheckResult, ExerciseResult
-from ..run import processes
 from ..run.student import open_run_folder
 from . import standins
 from .findings import Finding
+from .fork_map import Crashed, fork_map
 from .promises import promises_kept, test_line
 from .quiz_numbers import numbers_given_away
 from .wrong_versions import WrongSubmission, variants_pass, wrong_versions_caught
@@ -48,20 +47,18 @@ def check_course(course: Course, set_ids: Sequence[str], level: str,
                                                                  only)])
     _preload(course, set_ids)
     jobs = [(set_id, part) for set_id in set_ids for part in PARTS]
-    at_once = max(2, os.cpu_count() or 1)   # a course of many sets does not start them all
-    running: dict[int, tuple[str, str, int]] = {}   # read end -> (set id, part, pid)
-    findings: dict[tuple[str, str], list[Finding]] = {}
-    queue = list(jobs)
-    while queue or running:
-        while queue and len(running) < at_once:   # the next job as soon as a slot is free
-            set_id, part = queue.pop(0)
-            pid, read = _check_in_fork(course, set_id, level, seeds, only, part)
-            running[read] = (set_id, part, pid)
-        # a fork writes its findings as it ends: the first readable pipe is a finished job
-        read = select.select(list(running), [], [])[0][0]
-        set_id, part, pid = running.pop(read)
-        findings[set_id, part] = _fork_findings(set_id, pid, read)
-    return _once([f for job in jobs for f in findings[job]])
+
+    def check(job):   # in a fork
+        findings = check_set(course, job[0], level, seeds, only, parts=(job[1],))
+        return [f.to_plain() for f in findings]
+
+    out = []
+    for (set_id, _), plain in zip(jobs, fork_map(check, jobs)):
+        if isinstance(plain, Crashed):
+            out.append(Finding(set_id, "", Msg("devcheck-crashed", status=plain.status)))
+        else:
+            out += [Finding.from_plain(fields) for fields in plain]
+    return _once(out)
 
 
 def _once(findings: list[Finding]) -> list[Finding]:
@@ -88,32 +85,6 @@ def _preload(course, set_ids):
 
 
 PARTS = ("proofs", "wrong versions")
-
-
-def _check_in_fork(course, set_id, level, seeds, only, part):
-    """(pid, read end): a fork that writes one part's findings as JSON and exits."""
-    read, write = os.pipe()
-
-    def check():   # pragma: no cover - runs in the fork
-        os.close(read)
-        processes.become_subreaper.cache_clear()   # a fork is no subreaper until it asks
-        findings = check_set(course, set_id, level, seeds, only, parts=(part,))
-        with os.fdopen(write, "w", encoding="utf-8") as out:
-            json.dump([f.to_plain() for f in findings], out)
-
-    pid = processes.fork_call(check)
-    os.close(write)
-    return pid, read
-
-
-def _fork_findings(set_id, pid, read):
-    with os.fdopen(read, encoding="utf-8") as f:
-        text = f.read()
-    _, status = os.waitpid(pid, 0)
-    if os.waitstatus_to_exitcode(status) != 0 or not text:
-        return [Finding(set_id, "", Msg("devcheck-crashed",
-                                        status=os.waitstatus_to_exitcode(status)))]
-    return [Finding.from_plain(fields) for fields in json.loads(text)]
 
 
 def check_set(course: Course, set_id: str, level: str, seeds: Sequence[int] = SEEDS,

@@ -5,6 +5,7 @@ side take little longer than one.  A fork shares what this process has imported
 (pytest's plugins, sympy) and sends back plain JSON.
 """
 
+import dataclasses
 import json
 import os
 import select
@@ -14,9 +15,17 @@ from typing import Any
 from ..run import processes
 
 
+@dataclasses.dataclass(frozen=True)
+class Crashed:
+    """What a fork that ended without its result gives: its exit status."""
+
+    status: int
+
+
 def fork_map(work: Callable[[Any], Any], items: Sequence[Any]) -> list[Any]:
-    """``[work(item) for item in items]``, each in a fork (JSON-able results); an item
-    whose fork failed gives None.  In this process where there is no fork."""
+    """``[work(item) for item in items]``, each in a fork (JSON-able results), as many
+    at once as there are cores (two at least); an item whose fork ended without its
+    result gives a Crashed.  In this process where there is no fork."""
     if not hasattr(os, "fork") or len(items) < 2:
         return [work(item) for item in items]
     at_once = max(2, os.cpu_count() or 1)
@@ -24,7 +33,7 @@ def fork_map(work: Callable[[Any], Any], items: Sequence[Any]) -> list[Any]:
     running: dict[int, tuple[int, int]] = {}   # read end -> (index, pid)
     out: list[Any] = [None] * len(items)
     while queue or running:
-        while queue and len(running) < at_once:
+        while queue and len(running) < at_once:   # the next as soon as a slot is free
             index, item = queue.pop(0)
             pid, read = _start(work, item)
             running[read] = (index, pid)
@@ -53,6 +62,7 @@ def _finish(pid, read):
     with os.fdopen(read, encoding="utf-8") as f:
         text = f.read()
     _, status = os.waitpid(pid, 0)
-    if os.waitstatus_to_exitcode(status) != 0 or not text:
-        return None
+    code = os.waitstatus_to_exitcode(status)
+    if code != 0 or not text:
+        return Crashed(code)
     return json.loads(text)

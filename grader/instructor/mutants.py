@@ -30,7 +30,7 @@ from ..judge import hidden
 from ..judge.results import CheckResult
 from ..judge.verdict import tolerances
 from ..run.student import open_run_folder
-from .fork_map import fork_map
+from .fork_map import Crashed, fork_map
 from .mutators import Mutant, mutants
 from .wrong_versions import WrongSubmission
 
@@ -101,7 +101,7 @@ def judge_course(course: Course, set_ids: Sequence[str], level: str,
 
     out = []
     for exercise_set, plain in zip(sets, fork_map(work, sets)):
-        if plain is None:
+        if isinstance(plain, Crashed):
             raise CourseError(f"dev mutants: grading the mutants of {exercise_set.id} failed")
         judged = [Judged.from_plain(fields) for fields in plain]
         order = [e.id for e in exercise_set.exercises]
