@@ -28,8 +28,9 @@ def _student(folder, temperature=None, attention=None):
 
 @pytest.fixture(scope="module")
 def graded_class(tmp_path_factory):
-    """Six students graded with ``grade-all --report``: two correct, two without the
-    causal mask, one multiplying by T, one with a syntax error (and the attention stub)."""
+    """Eight students graded with ``grade-all --report``: two correct, two without the
+    causal mask, one multiplying by T, one with a syntax error (and the attention stub),
+    one who handed in the stubs as they were and one who handed in nothing."""
     root = tmp_path_factory.mktemp("class")
     temperature = (SOLUTIONS / "day3" / "temperature.py").read_text()
     attention = (SOLUTIONS / "day3" / "attention.py").read_text()
@@ -47,6 +48,8 @@ def graded_class(tmp_path_factory):
         _student(submissions / name, temperature, no_mask)
     _student(submissions / "eve", times_t, attention)
     _student(submissions / "fay", "def softmax(logits, T=1.0:\n    return logits\n")
+    _student(submissions / "gus")
+    (submissions / "hal").mkdir()
     out = root / "out"
     proc = run_cli("grade-all", "day3", submissions, "-o", out, "--course", ROOT, "--jobs", "2",
                    "--exercise", "temperature", "--exercise", "attention", "--lang", "en",
@@ -66,7 +69,7 @@ def _gradebook(out):
 
 def test_the_aggregates_count_the_known_mistakes(graded_class):
     _, data = graded_class
-    assert data["students"] == 6 and data["max_score"] == 24.0
+    assert data["students"] == 8 and data["max_score"] == 24.0
     assert data["course"]["set"] == "day3" and data["course"]["isolation"]
     assert data["course"]["grader_version"] and data["course"]["graded_at"]
     tags = {m["tag"]: m for m in data["misconceptions"]}
@@ -83,13 +86,22 @@ def test_the_aggregates_count_the_known_mistakes(graded_class):
     errors = {e["kind"]: e for e in data["errors"]}
     assert errors["syntax-error"]["students"] == 1
     assert errors["syntax-error"]["exercises"] == [{"exercise": "temperature", "students": 1}]
-    assert errors["not-implemented"]["exercises"] == [{"exercise": "attention", "students": 1}]
-    assert set(errors) == {"syntax-error", "not-implemented"}
+    assert errors["not-implemented"]["exercises"] == [{"exercise": "attention", "students": 2},
+                                                      {"exercise": "temperature", "students": 1}]
+    assert set(errors) == {"syntax-error", "not-implemented", "empty"}
+    # the failed checks count only those who attempted the exercise: not fay's attention
+    # stub, nor gus's stubs, nor hal's nothing
     failed = {(c["exercise"], c["check"]): c["students"] for c in data["failed_checks"]}
-    assert failed[("attention", "seed-weights")] == 3          # cy, dee, fay
-    assert failed[("temperature", "table-t05")] == 2           # eve, fay
+    assert failed[("attention", "seed-weights")] == 2          # cy, dee
+    assert failed[("temperature", "table-t05")] == 2           # eve, fay (a syntax error)
+    exercises = {x["exercise"]: x for x in data["exercises"]}
+    assert (exercises["attention"]["attempted"], exercises["attention"]["not_attempted"]) \
+        == (5, 3)                                              # ada bob cy dee eve
+    assert (exercises["temperature"]["attempted"], exercises["temperature"]["full_marks"]) \
+        == (6, 4)                                              # ada bob cy dee eve fay
+    assert data["not_attempted"] == {"students": 2, "empty": 1, "stubs": 1, "not_graded": 0}
     need_help = [s["student"] for s in data["need_help"]]
-    assert need_help[:2] == ["fay", "cy"]                      # lowest score, then most tags
+    assert need_help[:4] == ["fay", "gus", "hal", "cy"]       # lowest score, then most tags
     assert "ada" not in need_help and data["need_help"][0]["file"] == "results/fay.json"
 
 
@@ -99,14 +111,16 @@ def test_the_numbers_match_the_gradebook(graded_class):
     assert {s["student"]: s["score"] for s in data["roster"]} == \
         {name: float(r["score"]) for name, r in rows.items()}
     assert data["gradebook_differs"] == []
+    tried = {s["student"]: s["attempted"] for s in data["roster"]}
     for exercise in data["exercises"]:
-        column = [float(r[exercise["exercise"]]) for r in rows.values()]
+        column = [float(r[exercise["exercise"]]) for name, r in rows.items()
+                  if exercise["exercise"] in tried[name]]
         assert exercise["mean"] == round(sum(column) / len(column), 4)
         assert exercise["full_marks"] == sum(v == exercise["max_score"] for v in column)
-    assert sum(data["scores"]["histogram"]["counts"]) == 6
+    assert sum(data["scores"]["histogram"]["counts"]) == 8     # the totals: every student
     assert data["scores"]["full_marks"] == 2
     assert data["scores"]["histogram"]["counts"][-1] == 2 and \
-        data["scores"]["histogram"]["counts"][0] == 1
+        data["scores"]["histogram"]["counts"][0] == 3
 
 
 @needs_charts
@@ -150,6 +164,9 @@ def test_the_page_renders_in_a_browser(graded_class, tmp_path):
     assert "<rect" in dom or "<path" in dom
     first = dom.index("Misconceptions across the class")
     assert dom.index("no-causal-mask", first) < dom.index("temperature-multiplied", first)
+    # those who attempted nothing apart, and a column of who did not attempt each exercise
+    assert "Attempted nothing: 2 (no file handed in: 1; every stub unchanged: 1;" in dom
+    assert "<th class=\"n\">Not attempted</th>" in dom
 
 
 # ------------------------------------------------------------------ pure functions

@@ -136,11 +136,20 @@ def _charts(data, t):
 
 
 def _exercises(data, t):
-    rows = [[x["exercise"], _score(x["max_score"]), _n(x["mean"]),
-             f'{x["full_marks"]} ({round(100 * x["full_marks_rate"])}%)']
+    """The per-exercise table (its figures over the students who attempted each exercise),
+    and the sentences on those who attempted nothing."""
+    rows = [[x["exercise"], _score(x["max_score"]), _n(x.get("attempted", "")), _n(x["mean"]),
+             f'{x["full_marks"]} ({round(100 * x["full_marks_rate"])}%)',
+             _n(x.get("not_attempted", ""))]
             for x in data["exercises"]]
+    idle = data.get("not_attempted") or {}
     return {"head": [t(Msg("class-col-exercise")), t(Msg("class-col-max")),
-                     t(Msg("class-col-mean")), t(Msg("class-col-full"))], "rows": rows}
+                     t(Msg("class-col-attempted")), t(Msg("class-col-mean")),
+                     t(Msg("class-col-full")), t(Msg("class-col-not-attempted"))],
+            "rows": rows, "note": t(Msg("class-attempted-note")),
+            "idle": idle.get("students") and t(Msg(
+                "class-not-attempted", students=idle["students"], empty=idle["empty"],
+                stubs=idle["stubs"], not_graded=idle["not_graded"]))}
 
 
 def _misconceptions(data, lang, t):

@@ -6,6 +6,12 @@ Gradescope results documents. ``aggregate`` is a pure function: plain data in
 (the documents, the gradebook rows, the misconception messages), plain data
 out (what ``class_page`` draws and ``--format json`` writes). Totals are each
 document's ``score``, the very number ``grade-all`` writes to the CSV.
+
+An exercise counts as attempted by a student whose document has any check of it that
+ran their code (not "not implemented yet", not a missing file); the per-exercise table,
+the failed checks and the misconceptions count only those, so that what the class got
+wrong is not drowned by work nobody handed in. Those who attempted nothing are counted
+on their own.
 """
 
 import csv
@@ -41,6 +47,8 @@ ERROR_KINDS = {
     "exited": ("exited",),
 }
 NOT_GRADED_KINDS = ("not-graded", "empty")   # documents from ``not_graded``
+# a failed check whose every line says one of these did not run the student's code
+UNATTEMPTED_KINDS = {"not-implemented", "missing-file"}
 
 
 def read_folder(folder: str | Path) -> tuple[list[dict[str, Any]], list[dict[str, str]] | None]:
@@ -115,9 +123,10 @@ def aggregate(entries: list[dict[str, Any]], rows: list[dict[str, str]] | None =
                               s["score"] == s["max_score"]),
             "histogram": histogram(totals, max_score),
         },
-        "exercises": _exercises(entries),
+        "exercises": _exercises(entries, students),
+        "not_attempted": _not_attempted(students),
         "misconceptions": _misconceptions(entries, students, messages),
-        "failed_checks": _failed_checks(entries),
+        "failed_checks": _failed_checks(entries, students),
         "errors": _errors(students),
         "need_help": [{k: s[k] for k in ("student", "file", "score", "max_score", "tags",
                                          "errors")}
@@ -159,6 +168,7 @@ def _student(entry):
     return {"student": str(name), "file": entry["file"], "score": _num(doc.get("score")),
             "max_score": _num(doc.get("max_score")), "status": str(status),
             "tags": list(tags), "errors": _student_errors(doc, status),
+            "attempted": _attempted(doc, status),
             "exercises": {str(e.get("exercise")): _num(e.get("score"))
                           for e in _list(extra.get("exercises")) if isinstance(e, dict)}}
 
@@ -183,24 +193,52 @@ def _where(test):
     return str(extra.get("exercise") or exercise), str(extra.get("check") or check or name)
 
 
-def _exercises(entries):
-    """Per exercise: max score, mean, students with full marks (over every student)."""
-    n = len(entries)
+def _attempted(doc, status):
+    """The exercises of ``doc`` with a check that ran the student's code."""
+    if status != "graded":
+        return []
+    tried = {}
+    for test in _tests(doc):
+        exercise, _ = _where(test)
+        lines = [ln for ln in str(test.get("output", "")).splitlines() if ln.strip()]
+        ran = test.get("status") == "passed" or not any(
+            classify(ln) in UNATTEMPTED_KINDS for ln in lines)
+        tried[exercise] = tried.get(exercise, False) or ran
+    return [exercise for exercise, ran in tried.items() if ran]
+
+
+def _exercises(entries, students):
+    """Per exercise: max score; among the students who attempted it, how many, their mean
+    and how many have full marks; and how many did not attempt it."""
     table = {}
-    for entry in entries:
+    for entry, student in zip(entries, students):
         for e in _list(_extra(entry["doc"]).get("exercises")):
             if not isinstance(e, dict):
                 continue
-            row = table.setdefault(str(e.get("exercise")), {"scores": [], "max_score": 0.0})
-            row["scores"].append(_num(e.get("score")))
+            exercise = str(e.get("exercise"))
+            row = table.setdefault(exercise, {"scores": [], "max_score": 0.0})
             row["max_score"] = max(row["max_score"], _num(e.get("max_score")))
+            if exercise in student["attempted"]:
+                row["scores"].append(_num(e.get("score")))
     out = []
     for exercise, row in table.items():
+        tried = len(row["scores"])
         full = sum(1 for s in row["scores"] if row["max_score"] and s >= row["max_score"])
-        out.append({"exercise": exercise, "max_score": row["max_score"],
-                    "mean": _round(sum(row["scores"]) / n) if n else 0.0,
-                    "full_marks": full, "full_marks_rate": _round(full / n) if n else 0.0})
+        out.append({"exercise": exercise, "max_score": row["max_score"], "attempted": tried,
+                    "not_attempted": len(students) - tried,
+                    "mean": _round(sum(row["scores"]) / tried) if tried else 0.0,
+                    "full_marks": full, "full_marks_rate": _round(full / tried) if tried else 0.0})
     return out
+
+
+def _not_attempted(students):
+    """Students who attempted no exercise: those who handed in no file, those whose every
+    exercise was left as its stub, and those whose submission could not be graded."""
+    idle = [s for s in students if not s["attempted"]]
+    return {"students": len(idle),
+            "empty": sum(1 for s in idle if s["status"] == "empty"),
+            "stubs": sum(1 for s in idle if s["status"] == "graded"),
+            "not_graded": sum(1 for s in idle if s["status"] not in ("empty", "graded"))}
 
 
 def _misconceptions(entries, students, messages):
@@ -211,6 +249,8 @@ def _misconceptions(entries, students, messages):
             if test.get("status") == "passed":
                 continue
             exercise, check = _where(test)
+            if exercise not in student["attempted"]:
+                continue
             for tag in _list(test.get("tags")):
                 item = found.setdefault(str(tag), {"students": set(), "checks": {}})
                 item["students"].add(student["student"])
@@ -229,13 +269,15 @@ def _misconceptions(entries, students, messages):
     return sorted(out, key=lambda m: (-m["students"], m["tag"]))
 
 
-def _failed_checks(entries):
-    """Checks by the number of students who failed them, most first."""
+def _failed_checks(entries, students):
+    """Checks by the number of students who attempted their exercise and failed them."""
     failed = {}
-    for entry in entries:
+    for entry, student in zip(entries, students):
         seen = set()
         for test in _tests(entry["doc"]):
             where = _where(test)
+            if where[0] not in student["attempted"]:
+                continue
             if test.get("status") != "passed" and where not in seen:
                 seen.add(where)
                 hidden = bool(_extra(test).get("hidden"))
