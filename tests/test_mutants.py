@@ -6,6 +6,7 @@ import textwrap
 
 from conftest import make_course, run_cli
 
+from grader.instructor.fork_map import Crashed, fork_map
 from grader.instructor.mutants import EQUIVALENT, KILLED, SURVIVED, judge_course
 from grader.instructor.mutators import mutants
 
@@ -106,3 +107,10 @@ def test_the_operators_make_the_slips_of_the_notes():
                  "return s",                                     # an intermediate returned
                  "return e / e.sum(axis=-1, keepdims=False)"):
         assert slip in after, slip
+
+
+def test_fork_map_keeps_the_order_and_says_which_fork_crashed():
+    def work(n):
+        return {"half": 1 / n}   # n = 0 raises in its fork
+
+    assert fork_map(work, [2, 0, 4]) == [{"half": 0.5}, Crashed(1), {"half": 0.25}]
