@@ -128,3 +128,15 @@ def test_every_help_line_a_student_command_needs_is_translated():
             if isinstance(param, click.Option):
                 assert f"opt.{command}.{param.name}" in texts or f"opt.{param.name}" in texts
 
+
+
+def test_the_programs_help_follows_a_chinese_locale():
+    env = {**os.environ, "LC_ALL": "", "LC_MESSAGES": "", "LANG": "zh_CN.UTF-8"}
+    proc = run_cli("--help", env=env)
+    assert proc.returncode == 0 and proc.stdout.startswith("用法：attn-grade SET")
+    assert "给 exercises/day3/ 里你的代码评分" in proc.stdout and "退出码" in proc.stdout
+    assert not english_words(proc.stdout), english_words(proc.stdout)
+    assert all(f"cmd.{name}" in messages.help_texts("zh") for name, command in
+               main.commands.items() if not command.hidden)
+    english = run_cli("--help", env={**env, "LANG": "en_US.UTF-8"}).stdout
+    assert english.startswith("Usage: attn-grade SET") and "Auto-graded exercises" in english

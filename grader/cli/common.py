@@ -16,7 +16,7 @@ from ..errors import CourseError, ExitCode, Refusal
 from ..files import write_atomic
 from ..judge.msg import Msg
 from ..report import render as report
-from .usage import asked_lang, usage_error_text
+from .usage import asked_lang, format_group_help, usage_error_text
 
 EPILOG = """\b
 Exit codes:
@@ -116,6 +116,10 @@ class SetOrCommand(click.Group):
 
     def format_usage(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         formatter.write_usage("attn-grade", "SET [OPTIONS]  |  attn-grade COMMAND [ARGS]")
+
+    def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        if not format_group_help(self, ctx, formatter):
+            super().format_help(ctx, formatter)
 
 
 @click.group(cls=SetOrCommand, epilog=EPILOG,

@@ -150,6 +150,34 @@ class StudentCommand(click.Command):
             "[required]", f"[{texts['required']}]")
 
 
+def format_group_help(group: click.Group, ctx: click.Context,
+                      formatter: click.HelpFormatter) -> bool:
+    """The whole program's help in the user's language; False where its own words are
+    the ones to show (English)."""
+    texts = report.help_texts(ctx.meta.get("lang") or default_lang())
+    if not texts:
+        return False
+    formatter.write(usage_text(ctx, ctx.meta.get("lang") or default_lang()) + "\n\n")
+    formatter.write("".join(f"  {line}\n" if line else "\n"
+                            for line in texts["cmd.main"].splitlines()))
+    with formatter.section(texts["usage-section"]):
+        formatter.write_dl([(", ".join(p.opts), texts[f"opt.{p.name}"])
+                            for p in group.get_params(ctx) if isinstance(p, click.Option)])
+    with formatter.section(texts["commands-section"]):
+        formatter.write_dl([(name, _short(texts[f"cmd.{name}"]))
+                            for name in group.list_commands(ctx)
+                            if not group.commands[name].hidden])
+    formatter.write_paragraph()
+    formatter.write("".join(f"  {line}\n" for line in texts["epilog"].splitlines()))
+    return True
+
+
+def _short(text: str, limit: int = 36) -> str:
+    """A command's help to its first sentence (a Chinese one: to its first stop)."""
+    first = re.split(r"(?<=[。；])", text, maxsplit=1)[0].rstrip("；")
+    return first if len(first) <= limit else first[:limit - 1] + "…"
+
+
 def usage_text(ctx: click.Context, lang: str) -> str:
     """The usage line of ``ctx``'s command, its first word in ``lang``."""
     formatter = ctx.make_formatter()
