@@ -183,6 +183,9 @@ MISTAKES = {
     "kb-vs-kib": ("kv_cache", by_hand_kv("512 KB", "128 KB")),
     "growth-linear": ("growth", patched(
         "growth", ("    return (n_to / n_from) ** 2\n", "    return n_to / n_from\n"))),
+    "same-key-same-value": ("same_key", patched(
+        "same_key", ("    return _weights(q, K) @ np.asarray(V, dtype=float)\n",
+                     "    return _weights(q, K) @ _first_value_per_key(K, V)\n"))),
 }
 
 
@@ -256,6 +259,17 @@ def test_each_mistake_is_named_and_costs_only_its_exercise(mistake_results, set_
     assert all(t["status"] == "failed" for t in tagged)
     assert all(t["status"] == "passed" or t["extra_data"]["exercise"] == exercise
                for t in doc["tests"])
+
+
+def test_a_tag_declared_for_two_functions_is_named_by_a_hidden_test_of_either(
+        mistake_results):
+    """same_key declares same-key-same-value for attend and for q7_contributions, each with
+    its own wrong version; the hidden pytest test marked with it calls attend only."""
+    _, doc = mistake_results["day3", "same-key-same-value"]
+    hidden = [t for t in checks_of(doc, "same_key") if t["extra_data"]["kind"] == "pytest"
+              and "same-key-same-value" in t["tags"]]
+    assert hidden, [(t["name"], t["tags"]) for t in checks_of(doc, "same_key")]
+    assert all("own value" in t["output"] for t in hidden)   # attend's message, not q7's
 
 
 EXACT_BY_HAND = '''

@@ -257,15 +257,19 @@ def _failure(report, exercise, tags, calls):
             return load_lines(failed_call.outcome, exercise.file, exercise.limits), []
         return outcome_lines(failed_call.outcome, failed_call.function, exercise.file,
                              exercise.limits), []
-    known = {m.tag: m for m in exercise.misconceptions}
-    shown = [t for t in tags if _evidence(known[t], exercise, calls)]
+    # a tag may be declared once per function (its wrong version and message each): the
+    # test names it when the answers match any of them
+    shown = {}
+    for m in exercise.misconceptions:
+        if m.tag in tags and m.tag not in shown and _evidence(m, exercise, calls):
+            shown[m.tag] = m
     mutated = sorted({c[0] for c in calls if c[3].ok and c[3].mutated_args})
     notes = [Msg("mutated-args", function=f) for f in mutated]
     # what the test raised: for the instructor (dev check); no hidden phrasing, so a
     # student never sees it
     raised = Msg("hidden-test-raised", raised=_raised(report)) if report is not None else None
-    return [Msg("hidden-failed"), *notes] + [misconception_line(known[t]) for t in shown] \
-        + ([raised] if raised else []), shown
+    return [Msg("hidden-failed"), *notes] + [misconception_line(m) for m in shown.values()] \
+        + ([raised] if raised else []), list(shown)
 
 
 def _raised(report) -> str:
