@@ -1,8 +1,9 @@
 """The timing race's three checks, written for check50 (``check50 --dev``)."""
 
+import numpy as np
+
 import check50
 import check50.py
-import numpy as np
 
 NOTES = ([[0, 1], [1, 1], [1, 0]], [[1, 0], [0, 1], [1, 1]], [[10, 0], [0, 10], [5, 5]])
 
