@@ -41,10 +41,12 @@ def drawn(exercise_set: ExerciseSet, folder: str | Path,
     from .loader import load_set
 
     course = Course(exercise_set.solutions_dir.parent.parent)
-    sets = {n: load_set(course, exercise_set.id, seed_offset=n,
-                        only=[ex_id for ex_id, k in picks.items() if k == n])
+    # each draw's whole set: a cold run stores it (an entry is a whole set), so the next
+    # cold run reads it instead of parsing (and importing sympy for symbolic inputs)
+    sets = {n: load_set(course, exercise_set.id, seed_offset=n)
             for n in set(picks.values()) - {0}}
-    chosen = {e.id: e for drawn_set in sets.values() for e in drawn_set.exercises}
+    chosen = {e.id: e for n, drawn_set in sets.items() for e in drawn_set.exercises
+              if picks.get(e.id) == n}
     return dataclasses.replace(exercise_set, exercises=tuple(
         chosen.get(e.id, e) if picks[e.id] else e for e in exercise_set.exercises))
 
