@@ -175,3 +175,18 @@ def test_the_day3_mistakes_in_chinese_show_no_english_sentence(tmp_path):
     assert any("可能的错误" in line for line in texts)
     english = [line for line in texts if ENGLISH_SENTENCE.search(line)]
     assert not english, english[:5]
+
+
+def test_show_says_what_every_hidden_check_checks_in_both_languages():
+    """Each hidden YAML check has a description and each hidden test a docstring in each
+    language, so ``show`` lists as many in Chinese as in English, none empty."""
+    from grader.course import loader
+    from grader.course.spec import Course
+    from grader.report.student_view import hidden_checks
+
+    course = Course(ROOT)
+    for set_id in course.set_ids():
+        for exercise in loader.load_set(course, set_id).exercises:
+            said = {lang: hidden_checks(exercise, lang) for lang in ("en", "zh")}
+            assert len(said["en"]) == len(said["zh"]), exercise.id
+            assert all(said["en"]) and all(said["zh"]), (exercise.id, said)

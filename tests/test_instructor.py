@@ -81,6 +81,10 @@ def test_dev_check_names_what_to_fix(tmp_path, break_it, expected):
     (lambda root: (root / "solutions/demo/test_demo.py").write_text(
         'def test_doubles(student):\n    """Doubles."""\n    student.double(2)\n'),
      "✗ demo/demo: solutions/demo/test_demo.py:1: hidden test test_doubles asserts nothing"),
+    (lambda root: (root / "solutions/demo/test_demo.py").write_text(
+        'def test_doubles(student):\n    """Doubles."""\n    assert student.double(2) == 4\n'),
+     "✗ demo/demo: solutions/demo/test_demo.py:1: hidden test test_doubles says what it "
+     "checks in English only"),
     (lambda root: (root / "solutions/demo/demo.hidden.yaml").write_text(
         GOOD_HIDDEN.replace("    description: {zh: 随机抽取的数, en: a drawn number}\n", "")
         .replace("    description: {zh: 另一个随机抽取的数, en: another drawn number}\n", "")),

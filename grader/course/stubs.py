@@ -18,3 +18,13 @@ def stub_functions(exercise: Exercise) -> dict[str, ast.FunctionDef]:
 def first_paragraph(doc: str | None) -> str:
     """A docstring's first paragraph as one line (a sentence may run onto a second)."""
     return " ".join((doc or "").strip().split("\n\n")[0].split())
+
+
+ZH_MARK = "中文："   # a bilingual docstring: the English, then this, then the Chinese
+
+
+def doc_in_language(doc: str | None, lang: str) -> str:
+    """A docstring's first paragraph in ``lang``: the part after ZH_MARK in Chinese; a
+    docstring without one is English only ('' in Chinese)."""
+    english, _, chinese = (doc or "").partition(ZH_MARK)
+    return first_paragraph(chinese if lang == "zh" else english)

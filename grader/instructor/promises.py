@@ -10,7 +10,7 @@ from collections.abc import Collection, Iterator
 from pathlib import Path
 
 from ..course.spec import LANGUAGES, Check, Exercise, ExerciseSet
-from ..course.stubs import stub_functions
+from ..course.stubs import ZH_MARK, doc_in_language, stub_functions
 from ..judge.msg import Msg
 from .findings import Finding
 from .scaffold import TODO_MARKERS
@@ -75,8 +75,8 @@ def _functions(exercise: Exercise, found) -> None:
 
 def _descriptions(exercise: Exercise, found) -> None:
     """``show`` tells a student what the hidden checks check: each YAML check by its
-    ``description`` in every language, each pytest test by its docstring (English; an
-    exercise whose hidden checks are all tests then says nothing in Chinese)."""
+    ``description`` in every language, each pytest test by its docstring (English, then a
+    paragraph that starts with ``中文：``)."""
     checks = [c for c in exercise.checks if c.hidden]
     for check in checks:
         missing = [LANGUAGE_NAMES[lang] for lang in LANGUAGES
@@ -87,11 +87,12 @@ def _descriptions(exercise: Exercise, found) -> None:
                       if len(missing) == 2 else missing[0]), check.source, check.line)
     tests = [(path, node) for path in exercise.test_files for node in _test_functions(path)]
     for path, node in tests:
-        if not ast.get_docstring(node):
+        doc = ast.get_docstring(node)
+        if not doc_in_language(doc, "en"):
             found(Msg("devcheck-test-no-doc", test=node.name), path, node.lineno)
-    if tests and not checks:
-        found(Msg("devcheck-hidden-unexplained", lang=LANGUAGE_NAMES["zh"], count=len(tests)),
-              tests[0][0], tests[0][1].lineno)
+        elif not doc_in_language(doc, "zh"):
+            found(Msg("devcheck-hidden-unexplained", test=node.name, lang=LANGUAGE_NAMES["zh"],
+                      mark=ZH_MARK), path, node.lineno)
 
 
 def _asserts(test: ast.FunctionDef) -> bool:

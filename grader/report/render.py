@@ -9,6 +9,7 @@ from typing import Any
 
 from .. import __version__
 from ..course.spec import Check, Exercise, Text
+from ..course.stubs import doc_in_language
 from ..judge.msg import Msg, fmt, printable
 from ..judge.results import CheckResult, ExerciseResult, RunResult
 from .arrays import window_lines
@@ -150,10 +151,11 @@ def not_graded(set_id: str, exercises: Sequence[Exercise], status: str,
                                       "max_score": round(e.points, 4)} for e in exercises]}}
 
 def _describe(description, lang):
-    """A check's description in ``lang``; a hidden test's docstring is English only."""
+    """A check's description in ``lang``; a hidden test's is its docstring (English, and
+    Chinese after ``中文：`` where it has one)."""
     if isinstance(description, Text):
         return description.get(lang)
-    return str(description) if description is not None and lang == "en" else ""
+    return doc_in_language(description, lang) if isinstance(description, str) else ""
 
 
 def summary(run: RunResult, lang: str) -> str:

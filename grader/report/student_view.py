@@ -9,7 +9,7 @@ import ast
 import string
 
 from ..course.spec import Exercise, ExerciseSet
-from ..course.stubs import first_paragraph, stub_functions
+from ..course.stubs import doc_in_language, stub_functions
 from ..judge.msg import Msg, fmt
 from ..judge.points import add_points
 from .messages import render
@@ -58,7 +58,8 @@ def signatures(exercise: Exercise) -> list[str]:
 def hidden_checks(exercise: Exercise, lang: str) -> list[str]:
     """What each hidden check is about (its description or test docstring; '' if none).
 
-    Test docstrings are English; in another language a hidden test counts, unexplained.
+    A test's docstring speaks English, and Chinese after ``中文：`` where it has one; a
+    test without it counts in Chinese, unexplained.
     """
     about = [c.description.get(lang) if c.description else "" for c in exercise.checks
              if c.hidden]
@@ -69,8 +70,7 @@ def hidden_checks(exercise: Exercise, lang: str) -> list[str]:
             continue
         for node in tree.body:
             if isinstance(node, ast.FunctionDef) and node.name.startswith("test"):
-                doc = ast.get_docstring(node) if lang == "en" else None
-                about.append(first_paragraph(doc))
+                about.append(doc_in_language(ast.get_docstring(node), lang))
     return about
 
 

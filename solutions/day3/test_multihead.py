@@ -7,7 +7,9 @@ RNG = np.random.default_rng(11)
 
 
 def test_merge_undoes_split(student):
-    """merge_heads(split_heads(X)) gives X back."""
+    """merge_heads(split_heads(X)) gives X back.
+
+    中文：merge_heads(split_heads(X)) 还原出 X。"""
     X = RNG.normal(size=(5, 12))
     H = student.split_heads(X, 4)
     assert np.asarray(H).shape == (4, 5, 3)
@@ -16,7 +18,9 @@ def test_merge_undoes_split(student):
 
 @pytest.mark.misconception("gqa-tile-grouping")
 def test_gqa_with_repeated_kv_equals_plain_mha(student):
-    """GQA equals MHA whose KV heads are repeated for consecutive query heads."""
+    """GQA equals MHA whose KV heads are repeated for consecutive query heads.
+
+    中文：GQA 等于把每个 KV 头重复给相邻几个 q 头之后的 MHA。"""
     n, d, n_heads, n_kv = 6, 12, 6, 2
     d_head = d // n_heads
     X, Wq, Wo = RNG.normal(size=(n, d)), RNG.normal(size=(d, d)), RNG.normal(size=(d, d))
@@ -33,7 +37,9 @@ def test_gqa_with_repeated_kv_equals_plain_mha(student):
 
 @pytest.mark.misconception("no-causal-mask")
 def test_future_tokens_do_not_change_the_past(student):
-    """Changing the last token's input leaves earlier outputs unchanged."""
+    """Changing the last token's input leaves earlier outputs unchanged.
+
+    中文：改变最后一个 token 的输入，前面各行的输出不变。"""
     X, W = RNG.normal(size=(5, 8)), [RNG.normal(size=(8, 8)) for _ in range(4)]
     out1 = np.asarray(student.multi_head_attention(X, *W, 2))
     X2 = X.copy()

@@ -4,13 +4,13 @@ reported as an event (``events``).  Nothing here runs in the grader's own proces
 """
 
 import contextlib
+import inspect
 import io
 import os
 from pathlib import Path
 from typing import Any
 
 from ... import wire
-from ...course.stubs import first_paragraph
 from ...errors import CourseError
 from ...run.outcome import CallOutcome
 from ...run.references import Reference
@@ -233,8 +233,9 @@ def _result(item, plugin, exercise):
 
 
 def _doc(item):
+    """The test's docstring, whole (its languages are picked where it is rendered)."""
     doc = getattr(getattr(item, "function", None), "__doc__", None)
-    return first_paragraph(doc) or None
+    return inspect.cleandoc(doc) if doc and doc.strip() else None
 
 
 def _declared_tags(item, exercise):
