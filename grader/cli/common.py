@@ -159,13 +159,14 @@ def fail(exc: Exception) -> NoReturn:
     sys.exit(ExitCode.USAGE)
 
 
-def _in_language(exc: Exception, lang: str) -> str:
-    """A course error that carries its message as a catalogue code, said in the language
-    the command was asked for (``--lang``, else the locale's); any other as it is."""
+def _in_language(exc: Exception, lang: str | None = None) -> str:
+    """A course error that carries its message as a catalogue code, said in ``lang`` or
+    the language the command was asked for (``--lang``, else the locale's); any other
+    as it is."""
     code = getattr(exc, "msg", None)
     if not isinstance(exc, CourseError) or code is None:
         return str(exc)
-    text = exc.where() + report.render(_as_msg(code), lang)
+    text = exc.where() + report.render(_as_msg(code), lang or _asked_lang())
     return text + (f"\n  ({exc.detail})" if exc.detail else "")
 
 
