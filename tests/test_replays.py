@@ -287,27 +287,38 @@ def test_a_pytest_fork_killed_midway_leaves_no_folder_behind(tmp_path, monkeypat
 
 
 def test_plain_answers_are_judged_here_and_the_rest_in_a_fork():
-    """Judging plain data of a comparison that reads no text and calls no sympy needs
-    no fork; a formula, a size in units, a large or deep answer, or an unknown type
-    does."""
+    """Judging plain data of a comparison that calls no sympy needs no fork (a size in
+    units is read from a table, a sympy number where numbers are compared in floats);
+    a formula, a large or deep answer, or an unknown type does."""
     from types import SimpleNamespace as NS
 
     import numpy as np
 
+    from grader import wire
     from grader.judge.jobs import PLAIN_ITEMS, JudgeJob, judged_here
 
-    def job(kind, value, expected=1.0, wrong=(), ok=True, each=None):
+    def job(kind, value, expected=1.0, wrong=(), ok=True, each=None, pick=None):
         spec = NS(kind=kind, params={"each": each} if each else {})
-        return JudgeJob(NS(compare=spec, pick=None), None, NS(ok=ok, value=value), expected,
+        return JudgeJob(NS(compare=spec, pick=pick), None, NS(ok=ok, value=value), expected,
                         [(None, w) for w in wrong])
+
+    def tree(*node):
+        return wire.decode({"$t": "sympy", "tree": list(node)}, lazy=True)
+
+    third = tree("Pow", ["Integer", "3"], ["Integer", "-1"])
 
     assert judged_here(job("number", 2.0, wrong=[0.5]))
     assert judged_here(job("array", np.zeros((4, 8)), np.ones((4, 8))))
     assert judged_here(job("dict", {"a": [1, 2]}, {"a": [1, 2]}, each=NS(kind="exact")))
     assert judged_here(job("formula", None, ok=False))   # no answer: nothing compared
     assert not judged_here(job("formula", 2.0))
-    assert not judged_here(job("bytes", "512 KiB", "512 KiB"))
-    assert not judged_here(job("dict", {"a": "1 KiB"}, {"a": "1 KiB"}, each=NS(kind="bytes")))
+    assert judged_here(job("bytes", "512 KiB", "512 KiB"))
+    assert judged_here(job("dict", {"a": "1 KiB"}, {"a": "1 KiB"}, each=NS(kind="bytes")))
+    assert judged_here(job("array", [third, 0.5], [0.25, 0.5]))
+    assert not judged_here(job("exact", third, 1))                  # read by sympy
+    assert not judged_here(job("array", [third], [0.3], pick=0))    # naming it may need sympy
+    assert not judged_here(job("number", tree("Symbol", "n", {})))
+    assert not judged_here(job("number", tree("factorial", ["Integer", "3"])))
     assert not judged_here(job("array", np.zeros(PLAIN_ITEMS + 1)))
     assert not judged_here(job("exact", [[[[[[[[[[1]]]]]]]]]]))
     assert not judged_here(job("number", 10 ** 100))

@@ -55,6 +55,11 @@ def readied(value: Any, spec: Compare) -> Any:
     return materialized(value, _reader(spec))
 
 
+def reads_numbers(spec: Compare) -> bool:
+    """Whether ``spec`` reads a symbol-free formula as a number (``readied``)."""
+    return _reader(spec) is not Lazy.value
+
+
 def _reader(spec: Compare) -> Callable[[Lazy], Any]:
     if spec.kind == "dict":
         return _reader(spec.params["each"])
@@ -264,7 +269,7 @@ class Set(Comparison):
 class Bytes(Comparison):
     """A byte count, as an int or a string with a unit, within ``rtol``."""
 
-    kind, plain, same_tree = "bytes", False, False
+    kind, plain, same_tree = "bytes", True, False   # units: a table, no library
 
     def tolerance(self, spec: Compare) -> Msg:
         rtol = spec.param("rtol", 0)

@@ -12,7 +12,8 @@ import numpy as np
 
 from ..course.spec import Check, Exercise, Misconception
 from ..run.outcome import CallOutcome
-from . import bounded, timelimit
+from ..wire import Lazy
+from . import bounded, constants, timelimit
 from . import compare as cmp
 from .check import check_fields, judge
 from .msg import Msg
@@ -83,14 +84,16 @@ PLAIN_INT = 1 << 60    # an int's magnitude, under
 def judged_here(job: JudgeJob) -> bool:
     """Whether judging ``job`` is safe in the grader's own process, which saves a fork:
     a call that gave no answer (nothing is compared), or a comparison of plain data
-    (numbers, short strings, small numeric arrays, and lists, tuples and dicts of
-    them, nothing nested deep) that reads no text and calls no sympy.  A formula, a
-    size in units or anything larger is judged in a bounded fork."""
+    (numbers, short strings, small numeric arrays, sympy numbers that ``constants``
+    reads where numbers are compared, and lists, tuples and dicts of them, nothing
+    nested deep) that calls no sympy.  A formula or anything larger is judged in a
+    bounded fork."""
     if not job.outcome.ok or _same_tree(job.check, job.outcome.value, job.expected):
         return True
     budget = [PLAIN_ITEMS]
+    numbers = job.check.pick is None and cmp.reads_numbers(job.check.compare)
     return cmp.judged_plain(job.check.compare) and all(
-        _plain(value, budget, 0) for value in answers_of(job))
+        _plain(value, budget, 0, numbers) for value in answers_of(job))
 
 
 def answers_of(job: JudgeJob) -> tuple:
@@ -105,8 +108,11 @@ def _same_tree(check: Check, value: Any, expected: Any) -> bool:
     return check.pick is None and cmp.same_tree(value, expected, check.compare)
 
 
-def _plain(value: Any, budget: list[int], depth: int) -> bool:
+def _plain(value: Any, budget: list[int], depth: int, numbers: bool = False) -> bool:
     kind = type(value)
+    if kind is Lazy:   # its nodes, about; evaluated in floats, or left to the fork
+        budget[0] -= len(value.text) // 8 + 1
+        return numbers and budget[0] >= 0 and constants.approximate(value) is not None
     if kind in (bool, int, float, Fraction) or value is None:
         budget[0] -= 1
         # an int under 2**60 hashes to itself: no two collide in a set (compare_set),
@@ -120,8 +126,8 @@ def _plain(value: Any, budget: list[int], depth: int) -> bool:
     if depth >= PLAIN_DEPTH or kind not in (list, tuple, dict):
         return False
     items = value.items() if kind is dict else ((None, item) for item in value)
-    return all((key is None or type(key) in (str, int)) and _plain(item, budget, depth + 1)
-               for key, item in items)
+    return all((key is None or type(key) in (str, int))
+               and _plain(item, budget, depth + 1, numbers) for key, item in items)
 
 
 def memo_key(check: Check, exercise: Exercise, outcome: CallOutcome) -> tuple | None:
