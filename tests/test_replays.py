@@ -325,6 +325,8 @@ def test_plain_answers_are_judged_here_and_the_rest_in_a_fork():
     # ints of one hash (i * (2**61 - 1)): a set of them is built in quadratic time
     assert not judged_here(job("set", [i * ((1 << 61) - 1) for i in range(1, 4)], [1]))
     assert judged_here(job("set", [1, 2, -(1 << 59)], [1]))
+    assert judged_here(job("set", {"k", "v"}, frozenset(["k", "v"])))
+    assert not judged_here(job("set", {i * ((1 << 61) - 1) for i in range(1, 4)}, [1]))
     assert not judged_here(job("exact", "x" * 5000))
     assert not judged_here(job("number", object()))
     assert not judged_here(job("array", np.array(["a", "b"])))

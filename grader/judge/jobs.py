@@ -85,7 +85,7 @@ def judged_here(job: JudgeJob) -> bool:
     """Whether judging ``job`` is safe in the grader's own process, which saves a fork:
     a call that gave no answer (nothing is compared), or a comparison of plain data
     (numbers, short strings, small numeric arrays, sympy numbers that ``constants``
-    reads where numbers are compared, and lists, tuples and dicts of them, nothing
+    reads where numbers are compared, and lists, tuples, sets and dicts of them, nothing
     nested deep) that calls no sympy.  A formula or anything larger is judged in a
     bounded fork."""
     if not job.outcome.ok or _same_tree(job.check, job.outcome.value, job.expected):
@@ -123,7 +123,7 @@ def _plain(value: Any, budget: list[int], depth: int, numbers: bool = False) -> 
     if kind is np.ndarray:
         budget[0] -= value.size
         return value.dtype.kind in "biuf" and budget[0] >= 0
-    if depth >= PLAIN_DEPTH or kind not in (list, tuple, dict):
+    if depth >= PLAIN_DEPTH or kind not in (list, tuple, dict, set, frozenset):
         return False
     items = value.items() if kind is dict else ((None, item) for item in value)
     return all((key is None or type(key) in (str, int))
