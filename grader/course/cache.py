@@ -194,27 +194,44 @@ def cached(course_root: Path, set_id: str, seed_offset: int,
            load: Callable[[Collection[str] | None], tuple[Any, list[str]]],
            only: Collection[str] | None) -> tuple[Any, list[str]]:
     """(the set ``load`` gives, the ids of all its exercises), from the cache when it can
-    be.  ``only``: the exercises to keep (and unpickle).  ``load(only)`` gives (the set
-    with those exercises, all ids); on a miss with ``only``, nothing is stored (an entry
-    holds a whole set), so a cold run of one exercise parses only its own files."""
+    be.  ``only``: the exercises wanted (all when None), the only ones unpickled.
+
+    ``load(ids)`` parses (the set with those exercises, or all, the ids of all).  An entry
+    holds the exercises parsed so far, each on its own: a cold run of one exercise parses
+    and stores that one, and a later run parses only what is not stored yet."""
     name = key(course_root, set_id, seed_offset)
-    where = str(folder() / name)   # the memory mirrors that file
-    off = os.environ.get(ENV_SWITCH) == "off"
-    entry = None if off else _LOADED.get(where) or read(name)
-    if entry is None and (off or only is not None):
+    if os.environ.get(ENV_SWITCH) == "off":
         loaded, ids = load(only)
         return _sourced(loaded, name), ids
-    if entry is None:
-        loaded = _sourced(load(None)[0], name)
-        write(name, {"set": dataclasses.replace(loaded, exercises=()),
-                     "exercises": [(e.id, _dumps(e)) for e in loaded.exercises],
-                     "modules": {e.id: e.child_modules for e in loaded.exercises}})
-        return loaded, [e.id for e in loaded.exercises]
+    where = str(folder() / name)   # the memory mirrors that file
+    entry = _LOADED.get(where) or read(name)
+    stored = entry["exercises"] if entry else {}
+    wanted = entry["ids"] if entry and only is None else only
+    missing = None if wanted is None else [i for i in wanted if i not in stored]
+    fresh = {}
+    if entry is None or missing:
+        loaded, ids = load(missing)
+        fresh = {e.id: e for e in _sourced(loaded, name).exercises}
+        entry = _stored(name, entry, fresh, dataclasses.replace(loaded, exercises=()), ids)
     _LOADED[where] = entry
-    exercises = tuple(_exercise(where, ex_id, blob) for ex_id, blob in entry["exercises"]
-                      if only is None or ex_id in only)
-    return (dataclasses.replace(entry["set"], exercises=exercises),
-            [ex_id for ex_id, _ in entry["exercises"]])
+    exercises = tuple(fresh.get(ex_id) or _exercise(where, ex_id, entry["exercises"][ex_id])
+                      for ex_id in entry["ids"]
+                      if ex_id in entry["exercises"] and (only is None or ex_id in only))
+    return dataclasses.replace(entry["set"], exercises=exercises), list(entry["ids"])
+
+
+def _stored(name: str, entry: dict[str, Any] | None, fresh: dict[str, Any], bare: Any,
+            ids: list[str]) -> dict[str, Any]:
+    """``entry`` (or a new one) with the ``fresh`` exercises added, written back; ``bare``:
+    the set without its exercises."""
+    merged = {"set": bare, "ids": list(ids),
+              "exercises": dict(entry["exercises"]) if entry else {},
+              "modules": dict(entry["modules"]) if entry else {}}
+    for ex_id, exercise in fresh.items():
+        merged["exercises"][ex_id] = _dumps(exercise)
+        merged["modules"][ex_id] = exercise.child_modules
+    write(name, merged)
+    return merged
 
 
 def _sourced(loaded: Any, name: str) -> Any:
@@ -261,11 +278,14 @@ class _LazySympy(pickle.Pickler):
 
 def child_modules(course_root: Path, set_id: str, only: Collection[str] | None) -> tuple | None:
     """What the exercises' processes import besides numpy, from the cache entry alone
-    (nothing unpickled, nothing imported); None when the set is not cached yet."""
+    (nothing unpickled, nothing imported); None until every exercise asked is stored."""
     if os.environ.get(ENV_SWITCH) == "off":
         return None
     entry = read(key(course_root, set_id, 0))
     if entry is None or not isinstance(entry.get("modules"), dict):
         return None
-    wanted = [mods for ex_id, mods in entry["modules"].items() if only is None or ex_id in only]
-    return tuple(sorted(set().union(*wanted)))
+    known = entry["modules"]
+    wanted = entry.get("ids", known) if only is None else only
+    if any(ex_id not in known for ex_id in wanted):   # not all parsed yet
+        return None
+    return tuple(sorted(set().union(*(known[ex_id] for ex_id in wanted))))

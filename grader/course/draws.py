@@ -41,9 +41,10 @@ def drawn(exercise_set: ExerciseSet, folder: str | Path,
     from .loader import load_set
 
     course = Course(exercise_set.solutions_dir.parent.parent)
-    # each draw's whole set: a cold run stores it (an entry is a whole set), so the next
-    # cold run reads it instead of parsing (and importing sympy for symbolic inputs)
-    sets = {n: load_set(course, exercise_set.id, seed_offset=n)
+    # each draw's exercises only (a cold run stores them for the next, which reads them
+    # instead of parsing, and importing sympy for symbolic inputs)
+    sets = {n: load_set(course, exercise_set.id, seed_offset=n,
+                        only=[ex_id for ex_id, k in picks.items() if k == n])
             for n in set(picks.values()) - {0}}
     chosen = {e.id: e for n, drawn_set in sets.items() for e in drawn_set.exercises
               if picks.get(e.id) == n}
