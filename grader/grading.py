@@ -228,7 +228,7 @@ def _graded(exercise_set: ExerciseSet, exercises: list[Exercise],
         for exercise in order:
             graded[exercise.id] = _yaml_checks(exercise, processes.current(exercise.id),
                                                warm.reference(exercise, stored), pending)
-            if session is not None:
+            if session is not None and exercise.test_files:   # else: wait for no collection
                 session.serve(exercise.id)
         hidden = session.finish() if session is not None else []
     finally:
