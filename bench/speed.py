@@ -3,7 +3,7 @@
     python bench/speed.py [--repeat 5] [--students 20] [--saves 20] [--only NAME ...]
 
 Figures (names for --only): floor, day3, exercise, class, c3l2, forms, watch, rss,
-devcheck, mutants.
+devcheck, mutants, prairielearn, race.
   floor     python -c "import numpy, sympy, pytest, click, yaml", best of --repeat
   day3      attn-grade day3 --json on the reference solutions, cold process, median; and
             on the student corpus (bench/corpus/day3: correct, and one known mistake a
@@ -21,11 +21,16 @@ devcheck, mutants.
             sum of all three, and their PSS
   devcheck  attn-grade dev check of every set, median of 3
   mutants   attn-grade dev mutants of every set, once (issue 26: <= 60 s)
+  prairielearn, race
+            the hosted cold paths of issue 27 (bench/hosted.py): the PrairieLearn
+            entrypoint in a fresh /grade tree, and attn-grade against check50 on a
+            three-check exercise (bench/race/)
 Runs without PYTHONDONTWRITEBYTECODE (as Python runs on a student's machine: the grader's
 modules are compiled once, like the installed libraries of the floor).
 Targets (issue 15): day3 <= 1.5x floor, exercise <= 1.0x, class <= 0.25x per student,
 watch <= 0.2 s, rss <= 150 MB, devcheck <= 10 s; issue 34: day3 on the correct corpus
-<= 1.4x, on the mistaken corpus <= 1.5x.
+<= 1.4x, on the mistaken corpus <= 1.5x; issue 27: a PrairieLearn question, cold,
+<= 1.0x floor, attn-grade <= 0.8x check50.
 """
 
 import argparse
@@ -39,6 +44,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import hosted
 import student_corpus
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -212,7 +218,7 @@ def main():
     parser.add_argument("--only", nargs="*", default=None)
     args = parser.parse_args()
     want = set(args.only or ["day3", "exercise", "class", "c3l2", "forms", "watch", "rss",
-                             "devcheck", "mutants"])
+                             "devcheck", "mutants", "prairielearn", "race"])
     base = floor(args.repeat)
     print(f"import floor: {base:.3f} s (best of {args.repeat})")
     rows = []
@@ -261,6 +267,7 @@ def main():
         if "mutants" in want:
             t = timed([*GRADER, "dev", "mutants"])[0]
             rows.append(("dev mutants, both sets", f"{t:.1f} s", "", "<= 60 s"))
+        rows += hosted.rows(tmp, args.repeat, want, base)
     width = max(len(r[0]) for r in rows)
     for name, value, ratio, target in rows:
         print(f"{name:<{width}}  {value:>14}  {ratio:>7}  target {target}")
