@@ -162,9 +162,10 @@ def test_gradescope_bundle_in_a_fake_autograder_tree(tmp_path, day3_gradescope_z
         assert test["visibility"] in ("hidden", "after_due_date", "after_published", "visible")
         assert test["status"] in ("passed", "failed")
     assert {t["visibility"] for t in results["tests"]} == {"visible", "after_published"}
-    # a grader that cannot run still leaves a valid results file
+    # a grader that cannot run is not gradable, never a zero: no results file (Gradescope
+    # then records no score) and the log for the staff on stdout
     (root / "source" / "course" / "exercises" / "day3" / "set.yaml").write_text("broken: [")
     run = subprocess.run(["bash", str(root / "source" / "run_autograder")], env=env,
                          capture_output=True, text=True, timeout=300)
-    results = json.loads((root / "results" / "results.json").read_text())
-    assert results["score"] == 0 and "could not grade" in results["output"]
+    assert run.returncode == 1 and not (root / "results" / "results.json").exists()
+    assert "could not grade" in run.stdout and "set.yaml" in run.stdout, run.stdout

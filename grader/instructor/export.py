@@ -3,7 +3,9 @@
 Gradescope unpacks the zip into /autograder/source, runs ``setup.sh`` once when
 it builds the image, then ``run_autograder`` in a fresh container for every
 submission. Ours installs the grader with the course it was exported from and
-always leaves a valid /autograder/results/results.json, even if grading fails.
+leaves /autograder/results/results.json for every submission it can grade; when the
+grader itself fails it leaves none, so that Gradescope records no score (not a zero) and
+shows the staff the log.
 The root folder can be moved with AUTOGRADER_ROOT, and the interpreter chosen
 with PYTHON (the test suite uses both).
 """
@@ -31,7 +33,8 @@ chmod -R go-rwx /autograder/source/course/solutions
 
 RUN = """\
 #!/usr/bin/env bash
-# Gradescope runs this for every submission; it must leave results/results.json.
+# Gradescope runs this for every submission; it leaves results/results.json, or none
+# when the grader itself fails (Gradescope then records no score, never a zero).
 ROOT="${{AUTOGRADER_ROOT:-/autograder}}"
 PYTHON="${{PYTHON:-/opt/attn-grade/bin/python}}"
 RESULTS="$ROOT/results/results.json"
@@ -51,13 +54,14 @@ PYTHONPATH="$ROOT/source/course" "$PYTHON" -m grader {set_id} --course "$ROOT/so
   --hidden-visibility {hidden_visibility} > /dev/null 2> "$ROOT/results/grader.log"
 status=$?
 if [ "$status" -gt 1 ] || [ ! -s "$RESULTS" ]; then
-  "$PYTHON" - "$RESULTS" "$ROOT/results/grader.log" <<'EOF'
-import json, sys
-log = open(sys.argv[2], errors="replace").read()[-2000:]
-json.dump({{"score": 0, "output": "The autograder could not grade this submission; "
-           "please contact the course staff.", "tests": [],
-           "extra_data": {{"error": log}}}}, open(sys.argv[1], "w"))
-EOF
+  # the grader's own failure is not gradable, never a zero: without a results.json
+  # Gradescope says "The autograder failed to execute correctly" and records no score,
+  # and shows the course staff this script's output (results/stdout)
+  rm -f "$RESULTS"
+  echo "attn-grade could not grade this submission (its own error, status $status);"
+  echo "no score was recorded. Fix the cause and regrade. The grader's log ends:"
+  tail -c 4000 "$ROOT/results/grader.log"
+  exit 1
 fi
 exit 0
 """
