@@ -70,8 +70,10 @@ def test_the_workflow_is_valid_and_names_only_existing_actions_and_steps(templat
 
 
 def test_hidden_checks_fetched_from_a_private_repository():
+    from grader.course.spec import Text
+
     class Exercise:
-        id, file = "kv_cache", "kv_cache.py"
+        id, file, title = "kv_cache", "kv_cache.py", Text(zh="KV 缓存", en="The KV cache")
 
     workflow = yaml.safe_load(workflow_text("day3", [Exercise()], "en", "prof/attn-course"))
     steps = _check_workflow(workflow)
@@ -152,3 +154,7 @@ def test_every_step_runs_in_order_and_the_reporter_adds_them_up(template, tmp_pa
     assert sum(t["score"] for r in results.values() for t in r["tests"]) == \
         pytest.approx(sum(r["max_score"] for r in results.values()), abs=0.01)
     assert 0 < total < top
+    # the release holds no hidden checks, and in Classroom no later grading runs them
+    messages = [r["message"] for r in results.values()]
+    assert all("when you submit" not in m for m in messages)
+    assert any("not graded here" in m or "do not run here" in m for m in messages), messages

@@ -69,22 +69,26 @@ def runner_ids(exercise_ids: list[str]) -> list[str]:
 
 def workflow_text(set_id: str, exercises: list, lang: str, hidden_from: str | None) -> str:
     """classroom.yml: checkout, Python, the grader, one step per exercise, the reporter."""
+    # the steps' names, in the student's language: their repository's Actions page shows them
     steps: list[dict[str, Any]] = [
-        {"name": "Checkout code", "uses": ACTIONS["checkout"]},
-        {"name": "Set up Python", "uses": ACTIONS["python"], "with": {"python-version": "3.12"}}]
+        {"name": render(Msg("classroom-step-checkout"), lang), "uses": ACTIONS["checkout"]},
+        {"name": render(Msg("classroom-step-python", name="Python"), lang),
+         "uses": ACTIONS["python"], "with": {"python-version": "3.12"}}]
     source = "."
     if hidden_from:
-        steps.append({"name": "Fetch the course with its hidden checks",
+        steps.append({"name": render(Msg("classroom-step-fetch"), lang),
                       "uses": ACTIONS["checkout"],
                       "with": {"repository": hidden_from, "path": COURSE_CHECKOUT,
                                "token": "${{ secrets." + TOKEN_SECRET + " }}"}})
         source = f"./{COURSE_CHECKOUT}"
-    steps.append({"name": "Install the grader", "run": f"python -m pip install {source}"})
+    steps.append({"name": render(Msg("classroom-step-install"), lang),
+                  "run": f"python -m pip install {source}"})
     ids = runner_ids([e.id for e in exercises])
     for step_id, exercise in zip(ids, exercises):
-        steps.append({"name": exercise.id, "id": step_id,
+        steps.append({"name": f"{exercise.id}: {exercise.title.get(lang)}", "id": step_id,
                       "run": _grade_command(set_id, exercise, step_id, lang, hidden_from)})
-    steps.append({"name": "Autograding Reporter", "uses": ACTIONS["reporter"],
+    steps.append({"name": render(Msg("classroom-step-reporter", platform="GitHub Classroom"),
+                                 lang), "uses": ACTIONS["reporter"],
                   "env": {f"{i.upper()}_RESULTS": "${{ steps." + i + ".outputs.result }}"
                           for i in ids},
                   "with": {"runners": ",".join(ids)}})

@@ -82,7 +82,7 @@ def classroom(run: RunResult, lang: str) -> dict[str, Any]:
                       "score": round(check.score, 2), "task_id": 0,
                       "output": ""})   # what the code printed is in the message already
     return {"version": 3, "status": "pass" if run.all_passed else "fail",
-            "message": f"{summary(run, lang)}\n{isolation_line(run, lang)}",
+            "message": f"{summary(run, lang, final=True)}\n{isolation_line(run, lang)}",
             "max_score": round(run.max_score, 2), "tests": tests}
 
 

@@ -158,20 +158,30 @@ def _describe(description, lang):
     return doc_in_language(description, lang) if isinstance(description, str) else ""
 
 
-def summary(run: RunResult, lang: str) -> str:
+def summary(run: RunResult, lang: str, final: bool = False) -> str:
+    """The run's one-line total. A student release's run (``run.released``) says what is
+    graded at submission; ``final``: this run is the grading (GitHub Classroom grading a
+    release), so it says what is not graded at all."""
     graded = [e for e in run.exercises if e.checks]
     full = sum(1 for e in graded if e.score == e.max_score)
     later = _points_at_submission(run) - run.max_score
     if lang == "zh":
         text = (f"{run.title.get(lang)}：得分 {run.score:g} / {run.max_score:g}，"
                 f"{len(graded)} 道练习中 {full} 道全对")
-        if run.released:
+        if run.released and final:
+            text += (f"。另有 {later:g} 分（隐藏测试、手算答案和公式）在这里不评分"
+                     if later > 0 else "。隐藏测试在这里不运行")
+        elif run.released:
             text += (f"。另有 {later:g} 分（隐藏测试、手算答案和公式）在正式提交时评分"
                      if later > 0 else "。隐藏测试会在正式提交时运行")
         return text
     text = (f"{run.title.get(lang)}: {run.score:g} / {run.max_score:g} points, "
             f"{full} of {len(graded)} exercises fully correct")
-    if run.released:
+    if run.released and final:
+        text += (f". {later:g} more points (hidden checks, answers worked out by hand, "
+                 "formulas) are not graded here" if later > 0
+                 else ". Hidden checks do not run here")
+    elif run.released:
         text += (f". {later:g} more points (hidden checks, answers worked out by hand, "
                  "formulas) are graded when you submit" if later > 0
                  else ". Hidden checks run when you submit")
