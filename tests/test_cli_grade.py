@@ -216,6 +216,9 @@ C3_MISTAKES = {
     "scores-linear-in-t": ("dot_by_hand", c3("dot_by_hand", ("    return T * T\n",
                                                              "    return T\n"))),
     "dot-product-unique": ("quiz", c3("quiz", ("    return False\n", "    return True\n"))),
+    # 82.2368 and 93.3388 to two decimals, cut where they should round up
+    "truncated-not-rounded": ("mla_savings", by_hand("mla_savings", "c3-l2",
+                                                     deepseek_v2_reductions=(82.23, 93.33))),
 }
 # The core tags are graded with one other file (concepts.py, the cheapest to grade), to
 # show that other files keep their marks; the rest over their own exercise (separate

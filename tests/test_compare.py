@@ -239,3 +239,19 @@ def test_formula_spot_checks_sample_inside_the_symbols_assumptions():
                           (sympy.Symbol("o", integer=True, odd=True), "is_odd"),
                           (sympy.Symbol("n", nonpositive=True), "is_nonpositive")):
         assert all(getattr(_sample(symbol, rng), holds) for _ in range(20)), symbol
+
+
+@pytest.mark.parametrize("answer, named", [
+    ((82.23, 93.33), True),      # both cut where they should round up
+    ((82.24, 93.33), True),      # one of them cut
+    ((82.24, 93.34), False),     # rounded: right
+    ((82.2, 93.3), False),       # one decimal: another slip
+    ((0.0, 0.0), False),         # a constant names nothing
+    (82.23, False),              # not the answer's shape
+    ("82.23", False),
+])
+def test_a_truncated_answer_is_named_only_where_cutting_differs_from_rounding(answer, named):
+    from grader.judge.check import RULES
+
+    expected = (100 * (389120 - 69120) / 389120, 100 * (389120 - 25920) / 389120)
+    assert RULES["truncated"](2, answer, expected, None, None) is named

@@ -179,7 +179,7 @@ CHECK = Object({
 
 MISCONCEPTION_RULES = {
     "ratio": Number(), "equals": AnyValue(), "contains": AnyValue(), "nonfinite": Bool(),
-    "transposed": Bool(),
+    "transposed": Bool(), "truncated": Number(),
 }
 
 def _one_way_to_detect(out, where, lines):
@@ -193,7 +193,8 @@ MISCONCEPTION = Object({
     "wrong": Field(IDENT, "a wrong function in the solution module, same signature"),
     "when": Field(OneKey(MISCONCEPTION_RULES), "a value rule: ratio (answer / expected), "
                   "equals (a value), contains (an item of a collection answer), "
-                  "nonfinite (NaN or inf), transposed"),
+                  "nonfinite (NaN or inf), transposed, truncated (decimals cut off, "
+                  "not rounded: how many were asked for)"),
     "functions": Field(ListOf(IDENT), "graded functions it applies to (default: all)",
                        default=[]),
     "checks": Field(ListOf(SLUG), "check ids it applies to (default: all)", default=[]),

@@ -236,7 +236,29 @@ RULES = {   # rule kind (declared in course.formats.MISCONCEPTION_RULES) -> its 
         value == values.contains_nonfinite(answer),
     "transposed": lambda value, answer, expected, verdict, check:
         value == bool({"transposed", "shape-transposed"} & _codes(verdict.reason)),
+    "truncated": lambda value, answer, expected, verdict, check: _truncated(
+        answer, expected, int(value)),
 }
+
+
+def _truncated(answer, expected, decimals):
+    """Whether the answer is the expected number (or each of its numbers) cut after
+    ``decimals`` places instead of rounded: every number the cut or the rounding, and at
+    least one the cut where the two differ."""
+    import numpy as np
+
+    try:
+        got = np.asarray(materialized(answer), dtype=float)
+        want = np.asarray(materialized(expected), dtype=float)
+    except (TypeError, ValueError, OverflowError):
+        return False
+    if got.shape != want.shape or not np.isfinite(got).all() or not np.isfinite(want).all():
+        return False
+    scale = 10.0 ** decimals
+    cut, rounded = np.trunc(want * scale) / scale, np.round(want * scale) / scale
+    near = 0.01 / scale
+    is_cut, is_rounded = np.abs(got - cut) <= near, np.abs(got - rounded) <= near
+    return bool((is_cut | is_rounded).all() and (is_cut & (np.abs(cut - rounded) > near)).any())
 
 
 def _codes(msg):
