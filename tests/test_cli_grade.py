@@ -217,6 +217,10 @@ C3_MISTAKES = {
                                                              "    return T\n"))),
     "dot-product-unique": ("quiz", c3("quiz", ("    return False\n", "    return True\n"))),
     # 82.2368 and 93.3388 to two decimals, cut where they should round up
+    # one masked forward per token over its own prefix: prefix feeding's cost again
+    "masked-forward-per-token": ("prefix_feeding", c3(
+        "prefix_feeding", ("def masked_forward_cost(T):\n    return (1, T)",
+                           "def masked_forward_cost(T):\n    return (T, T * (T + 1) // 2)"))),
     "truncated-not-rounded": ("mla_savings", by_hand("mla_savings", "c3-l2",
                                                      deepseek_v2_reductions=(82.23, 93.33))),
 }

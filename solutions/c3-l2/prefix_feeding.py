@@ -33,5 +33,10 @@ def masked_forward_cost_per_token(T):
     return (T, T)
 
 
+def masked_forward_cost_per_prefix(T):
+    """A masked forward run again for each token over its own prefix."""
+    return (T, T * (T + 1) // 2)
+
+
 def questions_with_answer_all_prefixes(T):
     return T
