@@ -183,6 +183,10 @@ MISTAKES = {
     "kb-vs-kib": ("kv_cache", by_hand_kv("512 KB", "128 KB")),
     "growth-linear": ("growth", patched(
         "growth", ("    return (n_to / n_from) ** 2\n", "    return n_to / n_from\n"))),
+    # only the smallest probability rounded to 0 (the other two right)
+    "probability-rounded-to-zero": ("low_temperature", patched(
+        "low_temperature", ("    return _softmax(LOGITS / T)\n",
+                            "    return [0.99995, 4.5e-05, 0.0]\n"))),
     "same-key-same-value": ("same_key", patched(
         "same_key", ("    return _weights(q, K) @ np.asarray(V, dtype=float)\n",
                      "    return _weights(q, K) @ _first_value_per_key(K, V)\n"))),
