@@ -221,6 +221,9 @@ C3_MISTAKES = {
                                                              "    return T\n"))),
     "dot-product-unique": ("quiz", c3("quiz", ("    return False\n", "    return True\n"))),
     # 82.2368 and 93.3388 to two decimals, cut where they should round up
+    # the typed-in cosines divided by the sums of squares, to two decimals
+    "cosine-no-sqrt": ("length_vs_angle", by_hand("length_vs_angle", "c3-l2",
+                                                  doubled_query_scores=(10, 20, 0.1, 0.05))),
     # one masked forward per token over its own prefix: prefix feeding's cost again
     "masked-forward-per-token": ("prefix_feeding", c3(
         "prefix_feeding", ("def masked_forward_cost(T):\n    return (1, T)",
