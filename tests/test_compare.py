@@ -255,3 +255,16 @@ def test_a_truncated_answer_is_named_only_where_cutting_differs_from_rounding(an
 
     expected = (100 * (389120 - 69120) / 389120, 100 * (389120 - 25920) / 389120)
     assert RULES["truncated"](2, answer, expected, None, None) is named
+
+
+def test_a_list_of_arrays_is_accepted_wherever_an_array_is():
+    """row_weights answered as a list of numpy rows lost its check once; a list of rows,
+    nested lists and one array are the same answer."""
+    from grader import wire
+
+    expected = np.array([[0.25, 0.75], [1.0, 0.0]])
+    rows = [np.array([0.25, 0.75]), np.array([1.0, 0.0])]
+    for answer in (rows, wire.decode(wire.encode(rows)), tuple(rows), expected.tolist()):
+        assert compare(answer, expected, spec("array", rtol=0, atol=1e-9)).passed, answer
+    assert not compare([np.array([0.25, 0.75]), np.array([1.0])], expected,
+                       spec("array", rtol=0, atol=1e-9)).passed   # ragged: not the shape
