@@ -9,6 +9,7 @@ value, a sum that cancels its terms away) is left to sympy (None).
 """
 
 import math
+from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
 
@@ -41,9 +42,9 @@ def approximate(lazy: Lazy) -> float | None:
 
 
 _CONSTANTS = {"Pi": math.pi, "Exp1": math.e}
-_FUNCTIONS = {"exp": math.exp, "sin": math.sin, "cos": math.cos, "tan": math.tan,
-              "tanh": math.tanh, "sinh": math.sinh, "cosh": math.cosh, "atan": math.atan,
-              "Abs": abs}
+_FUNCTIONS: dict[str, Callable[..., float]] = {
+    "exp": math.exp, "sin": math.sin, "cos": math.cos, "tan": math.tan, "tanh": math.tanh,
+    "sinh": math.sinh, "cosh": math.cosh, "atan": math.atan, "Abs": abs}
 
 
 def _value(node: list) -> float:
