@@ -94,19 +94,45 @@ LIBRARY_DIRS = ("/lib", "/usr/lib", "/lib64", "/usr/lib64", "/usr/local/lib")
 def _libseccomp_file() -> str | None:
     """The libseccomp.so.2 the dynamic loader would find, by a look in the usual folders
     (ctypes.util.find_library runs ldconfig: tens of milliseconds each grading)."""
+    return _library_file("libseccomp.so.2")
+
+
+def _library_file(name: str) -> str | None:
+    """The shared library ``name`` in the usual folders (of this machine's triplet)."""
     triplets = [f"{platform.machine()}-linux-gnu", ""]
     for top in LIBRARY_DIRS:
         for sub in triplets:
-            path = os.path.join(top, sub, "libseccomp.so.2")
+            path = os.path.join(top, sub, name)
             if os.path.exists(path):
                 return path
     return None
 
 
+def _import_pyseccomp():
+    """pyseccomp, imported with the libraries it looks up (libc, libseccomp) found the
+    way _libseccomp_file finds them: its own ctypes.util.find_library runs ldconfig
+    twice, tens of milliseconds of a cold grading (a fresh container compiles the
+    filter every time). A library not found so is looked up as pyseccomp would."""
+    import ctypes.util
+
+    known = {"seccomp": _libseccomp_file(), "c": _library_file("libc.so.6")}
+    original = ctypes.util.find_library
+
+    def find_library(name: str) -> str | None:
+        return known.get(name) or original(name)
+
+    ctypes.util.find_library = find_library
+    try:
+        import pyseccomp
+    finally:
+        ctypes.util.find_library = original
+    return pyseccomp
+
+
 def _compile(machine: str) -> bytes | None:
     """The policy compiled by libseccomp for ``machine`` and its compat ABIs."""
     try:
-        import pyseccomp as seccomp
+        seccomp = _import_pyseccomp()
     except (ImportError, RuntimeError, OSError):   # not installed, or no libseccomp
         return None
     action_eperm, action_enosys = seccomp.ERRNO(errno.EPERM), seccomp.ERRNO(errno.ENOSYS)
