@@ -647,3 +647,31 @@ def test_the_bundled_bwrap_is_used_where_none_is_on_path(monkeypatch, tmp_path):
                    env={**os.environ, "PATH": "/nonexistent", "XDG_CACHE_HOME": str(tmp_path)})
     assert proc.returncode == 1, proc.stderr
     assert json.loads(proc.stdout)["extra_data"]["isolation"] == "bubblewrap"
+
+
+@pytest.mark.parametrize("bwrap, works", [("/bin/false", False), (None, True)])
+def test_bubblewraps_probe_started_early_is_read_once_and_never_taken_for_a_success(
+        monkeypatch, tmp_path, bwrap, works):
+    """A cold start runs the probe beside its imports (sandbox.probe_early); what it
+    says is what bubblewrap_works says, and a fork never reads its parent's probe."""
+    import os
+
+    from grader.run import sandbox
+
+    if bwrap is None:
+        bwrap = sandbox.bwrap_path()
+        if bwrap is None:
+            pytest.skip("no bubblewrap here")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))   # nothing remembered
+    monkeypatch.setattr(sandbox, "bwrap_path", lambda: bwrap)
+    sandbox.bubblewrap_works.cache_clear()
+    try:
+        sandbox.probe_early()
+        assert bwrap in sandbox._PROBE
+        pid = os.fork()
+        if pid == 0:   # the fork sees no probe of its parent's
+            os._exit(0 if not sandbox._PROBE else 1)
+        assert os.waitpid(pid, 0)[1] == 0
+        assert sandbox.bubblewrap_works() is works and not sandbox._PROBE
+    finally:
+        sandbox.bubblewrap_works.cache_clear()

@@ -64,15 +64,45 @@ def bubblewrap_works() -> bool:
     fact = _probe_fact(bwrap)
     if fact and cache.remembered(fact):
         return True
+    probe = _PROBE.pop(bwrap, None) or _probe(bwrap)
     try:
-        probe = subprocess.run(
-            [bwrap, *namespace_flags(), "--ro-bind", "/", "/", _TRUE],
-            capture_output=True, timeout=10)
-    except (OSError, subprocess.TimeoutExpired):
+        code = probe.wait(timeout=10) if probe is not None else 1
+    except subprocess.TimeoutExpired:
+        probe.kill()
+        probe.wait()
         return False
-    if probe.returncode == 0 and fact:
+    if code == 0 and fact:
         cache.remember(fact)
-    return probe.returncode == 0
+    return code == 0
+
+
+_PROBE: dict = {}   # bwrap -> its probe, started by probe_early and not read yet
+# a fork's: its parent's child, which it cannot wait for (it would read as a success)
+os.register_at_fork(after_in_child=_PROBE.clear)
+
+
+def probe_early() -> None:
+    """Start bubblewrap's probe without waiting for it (``bubblewrap_works`` reads it):
+    a cold start then runs it beside the grader's imports, not before them."""
+    from ..course import cache
+
+    bwrap = bwrap_path()
+    if bwrap and bwrap not in _PROBE and bubblewrap_works.cache_info().currsize == 0:
+        fact = _probe_fact(bwrap)
+        if not (fact and cache.remembered(fact)):
+            _PROBE[bwrap] = _probe(bwrap)
+
+
+def _probe(bwrap: str):
+    """bwrap creating its namespaces around ``true``, started; None if it cannot start."""
+    import subprocess
+
+    try:
+        return subprocess.Popen([bwrap, *namespace_flags(), "--ro-bind", "/", "/", _TRUE],
+                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL)
+    except OSError:
+        return None
 
 
 # the probe's command by its path: bwrap looks a bare name up on the grader's PATH, and

@@ -70,9 +70,13 @@ _early: Started | None = None
 
 def start_early() -> None:
     """Start the zygote grade-all will share among its workers now, where it can
-    (``take_early`` hands it over); it ends with this process if nobody takes it."""
+    (``take_early`` hands it over); it ends with this process if nobody takes it.
+    bubblewrap's probe runs meanwhile: a zygote is no sandbox and runs no student code,
+    and if bubblewrap turns out not to work here, no run asks it for one."""
     global _early
-    if _early is None and possible():
+    if _early is None and os.geteuid() == 0 and hasattr(socket, "send_fds") \
+            and sandbox.bwrap_path():
+        sandbox.probe_early()
         _early = start()
 
 
