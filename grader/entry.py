@@ -1,4 +1,5 @@
-"""The program's entry point, kept light: grade-all's zygote starts here, before the
+"""The program's entry point, kept light: grade-all's zygote (and a cold grading's of
+one set: its templates, numpy's and sympy's, fork from it) starts here, before the
 grader's own imports (numpy, pytest, click and its modules: a quarter of a second on
 one core), so that the zygote's numpy and sympy imports run on the other core
 meanwhile, not beside the first students' gradings.  The grader's imports run with
@@ -11,7 +12,7 @@ import sys
 
 
 def main() -> None:
-    if _grades_a_class(sys.argv[1:]):
+    if _grades_a_class(sys.argv[1:]) or _grades_a_set(sys.argv[1:]):
         from .run import zygote
 
         zygote.start_early()
@@ -37,3 +38,11 @@ def _grades_a_class(args: list[str]) -> bool:
         if arg.startswith(("--jobs=", "-j")) and arg not in ("-j",):
             return arg.split("=", 1)[-1].removeprefix("-j") != "1"
     return (os.cpu_count() or 1) > 1
+
+
+def _grades_a_set(args: list[str]) -> bool:
+    """``attn-grade SET ...``: the first word a set of the course (here, or --course's)."""
+    if not args or args[0].startswith("-"):
+        return False
+    course = args[args.index("--course") + 1] if "--course" in args[:-1] else "."
+    return os.path.isfile(os.path.join(course, "exercises", args[0], "set.yaml"))

@@ -1,10 +1,11 @@
 """The student's commands: grade (``attn-grade SET``), list, show, hint, quiz, watch,
 progress."""
 
+import contextlib
 import json
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,7 @@ from ..judge.msg import Msg
 from ..report import render as report
 from ..report.platforms import FORMATS, document_text
 from ..report.progress import Progress
-from ..run import sandbox
+from ..run import sandbox, zygote
 from .common import EPILOG, colour, confirm, load_course, main, output_checked, say, write_output
 from .options import (
     course_option,
@@ -74,8 +75,9 @@ def grade(set_id: str, submission: str | None, upload: str | None, as_json: bool
     # a folder of stub files: its sandbox starts now, while the set loads
     stubs = None if upload or notebook else (submission or course.exercises_dir / set_id)
     run = None
-    with grading.warmed(course, set_id, stubs, level, required, limits, only,
-                        _warm()) as warm, \
+    with _early_zygote() as early, \
+            grading.warmed(course, set_id, stubs, level, required, limits, only,
+                           _warm() or early) as warm, \
             tempfile.TemporaryDirectory(prefix="attn-grade-upload-") as tmp:
         exercise_set = spec_loader.load_set(course, set_id, only=exercises or None)
         selected = list(exercise_set.exercises)
@@ -118,6 +120,21 @@ def _notebook(submission: str | None, upload: str | None) -> bool:
         raise SaidUsageError(Msg("usage-submission-kind", submission="--submission",
                                  ext=".ipynb", path=repr(submission)))
     return notebook
+
+
+@contextlib.contextmanager
+def _early_zygote() -> Iterator[grading.Warm | None]:
+    """A Warm with the zygote grader.entry started before the imports (root with
+    bubblewrap): the run's templates fork from it, numpy and sympy already imported
+    on the other core meanwhile (a cold grading's last exercises waited for sympy's)."""
+    if not zygote.started_early():
+        yield None
+        return
+    shared = zygote.Zygote()
+    try:
+        yield grading.Warm(zygote=shared)
+    finally:
+        shared.close()
 
 
 def _warm() -> grading.Warm | None:

@@ -90,6 +90,11 @@ def take_early() -> Started | None:
     return started
 
 
+def started_early() -> bool:
+    """Whether ``start_early`` started a zygote nobody took yet."""
+    return _early is not None
+
+
 def drop_early() -> None:
     """Stop an early zygote nobody took (one worker: it starts its own)."""
     started = take_early()
