@@ -5,12 +5,15 @@ same attacks through the CLI in bubblewrap.
 """
 
 import contextlib
+import json
 import os
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 import pytest
+from conftest import ROOT
 
 from grader.course.limits import Limits
 from grader.run import bubblewrap, sandbox
@@ -873,6 +876,36 @@ def test_the_entry_point_starts_a_zygote_early_only_for_a_class(args, early, mon
 
     monkeypatch.setattr(os, "cpu_count", lambda: 2)
     assert entry._grades_a_class(args) is early
+
+
+@pytest.mark.parametrize("args, early", [
+    (["day3"], True), (["day3", "--json", "--submission", "x"], True), (["nothing"], False),
+    (["grade-all", "day3", "c"], False), (["--lang", "zh", "day3"], False), ([], False),
+    (["day3", "--course", "elsewhere"], False)])
+def test_a_cold_grading_of_a_set_starts_its_zygote_early_too(args, early, monkeypatch):
+    from grader import entry
+
+    monkeypatch.chdir(ROOT)
+    assert entry._grades_a_set(args) is early
+
+
+@ZYGOTE
+def test_a_cold_grading_forks_its_templates_from_the_zygote_started_before_its_imports():
+    """``attn-grade SET`` takes the zygote grader.entry started (its templates fork
+    from it, in the run's sandbox) and stops it at its end."""
+    code = ("import sys; sys.argv = ['attn-grade', 'day3', '--json', '--exercise', 'growth',"
+            " '--submission', 'solutions/day3']\n"
+            "from grader.run import zygote\n"
+            "zygote.start_early()   # as grader.entry does\n"
+            "early = zygote._early\n"
+            "from grader.cli import main\n"
+            "try:\n    main.main(prog_name='attn-grade')\nexcept SystemExit:\n    pass\n"
+            "print(early is not None and zygote._early is None"
+            " and early.process.poll() is not None)")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
+                         text=True, check=True).stdout
+    assert json.JSONDecoder().raw_decode(out)[0]["score"] == 6.0
+    assert out.strip().splitlines()[-1] == "True"
 
 
 @ZYGOTE
