@@ -238,7 +238,7 @@ def _graded(exercise_set: ExerciseSet, exercises: list[Exercise],
         stored.save()
     _judge(pending, graded, budget, warm.judged, allowance)
     for exercise in exercises:
-        graded[exercise.id] = _with_hidden_proof(graded[exercise.id])
+        graded[exercise.id] = _with_twins(exercise, graded[exercise.id])
     for exercise, result, points in hidden:
         graded[exercise.id].append((_with_substance(result, graded[exercise.id]), points))
     return graded
@@ -308,21 +308,32 @@ def _judge(pending, graded, budget, memo=None, allowance=None):
         graded[ex_id][slot] = (result, graded[ex_id][slot][1])
 
 
-def _with_hidden_proof(pairs):
-    """A passing visible check of F counts only if F also passes one of its hidden
-    value checks (when it has any): a function that returns the answers of the
-    checks a student can see, written in, passes those and nothing else."""
-    hidden = {}
-    for r, _ in pairs:
-        if r is not None and r.hidden:
-            hidden[r.function] = hidden.get(r.function, False) or r.passed
+def _with_twins(exercise, pairs):
+    """A passing visible check counts once one of its twins passes: the same question on
+    drawn inputs (``twins``).  A function that returns the answers of the checks a
+    student can see, written in, passes those and nothing else; one right in one respect
+    (one item of a tuple, one kind of row) keeps the visible checks of that respect."""
+    by_id = {c.id: c for c in exercise.checks}
+    passed = {r.check: r.passed for r, _ in pairs if r is not None and r.hidden}
     out = []
     for r, points in pairs:
-        if r is not None and r.passed and not r.hidden and hidden.get(r.function) is False:
-            r = dataclasses.replace(r, passed=False,
-                                    lines=(Msg("needs-hidden-checks", function=r.function),))
+        if r is not None and r.passed and not r.hidden and r.check in by_id:
+            twins = twins_of(by_id[r.check], exercise.checks)
+            if twins and not any(passed.get(t) for t in twins):
+                r = dataclasses.replace(r, passed=False,
+                                        lines=(Msg("needs-twin", function=r.function),))
         out.append((r, points))
     return out
+
+
+def twins_of(check, checks):
+    """The hidden checks a visible one counts by: those it names; else those of its
+    function asking for the same part (``pick``); else, where none does, all of its
+    function's (none: a function with no hidden check, a typed-in answer, counts alone)."""
+    if check.twins:
+        return list(check.twins)
+    mine = [c for c in checks if c.hidden and c.function == check.function]
+    return [c.id for c in mine if c.pick == check.pick] or [c.id for c in mine]
 
 
 def _with_substance(result, yaml_results):

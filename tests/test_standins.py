@@ -70,7 +70,7 @@ def test_a_visible_check_counts_once_a_hidden_check_passes(tmp_path):
     run = grade_set(exercise_set, folder, LEVEL)
     two = run.exercises[0].checks[0]
     assert two.check == "two" and not two.passed and run.score == 0
-    assert two.lines[0].code == "needs-hidden-checks"
+    assert two.lines[0].code == "needs-twin"
     (folder / "demo.py").write_text("def double(x):\n    return 4 if x == 2 else 2 * x\n")
     assert grade_set(exercise_set, folder, LEVEL).score == pytest.approx(2)
 
@@ -205,3 +205,34 @@ def test_one_global_maximum_fails_rows_of_very_different_scale(tmp_path):
               if not c.passed and c.kind == "case"}
     assert set(failed) == {"rows-of-different-scale", "rows-of-different-scale-random"}
     assert all(tags == ("softmax-global-max",) for tags in failed.values()), failed
+
+
+@pytest.mark.parametrize("exercise, wrong, kept, lost", [
+    # steps right, updates off by one: the steps' visible check keeps its points
+    ("rnn_steps", "rnn_serial_counts = rnn_serial_counts_inclusive", "lesson-steps",
+     "lesson-updates"),
+    # the whole row's softmax: right for the last token only
+    ("row_weights", "masked_row = masked_row_ignores_position", "mask-last", "mask-middle"),
+])
+def test_a_function_right_in_one_respect_keeps_that_respects_visible_points(
+        tmp_path, exercise, wrong, kept, lost):
+    """A visible check counts once its twin (the same question on drawn inputs) passes,
+    not once any hidden check of its function does."""
+    course = Course(ROOT)
+    exercise_set = spec_loader.load_set(course, "c3-l2", only=[exercise])
+    folder = tmp_path / "student"
+    folder.mkdir()
+    source = (ROOT / "solutions" / "c3-l2" / f"{exercise}.py").read_text()
+    (folder / f"{exercise}.py").write_text(source + f"\n\n{wrong}\n")
+    checks = {c.check: c for c in grade_set(exercise_set, folder, LEVEL).exercises[0].checks}
+    assert checks[kept].passed and checks[kept].score > 0
+    assert not checks[lost].passed and checks[lost].score == 0
+
+
+def test_twins_name_hidden_checks_of_the_same_function(tmp_path):
+    from grader.errors import CourseError
+
+    course = make_course(tmp_path, GOOD.replace("    args: [2]", "    args: [2]\n"
+                                                "    twins: [drawn-x]"), hidden=GOOD_HIDDEN)
+    with pytest.raises(CourseError, match="twins: expected ids of hidden checks of double"):
+        spec_loader.load_set(course, "demo")

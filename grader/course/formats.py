@@ -171,6 +171,9 @@ CHECK = Object({
     "pick": Field(AnyValue(), "compare only item/key PICK of the answer (e.g. 0 of a tuple)"),
     "expect": Field(AnyValue(), "the expected answer (default: the reference's answer)"),
     "description": Field(Bilingual(), "what the check is about, shown with its result"),
+    "twins": Field(ListOf(SLUG), "a visible check's hidden twins: the same question on "
+                   "drawn inputs; the check counts once one of them passes (default: the "
+                   "hidden checks of its function with the same pick)", default=[]),
     "reveal": Field(Enum("answer", "diagnosis", "nothing"),
                     "what a failure may show: the expected answer, only what is wrong, or "
                     "nothing (default: diagnosis for answers typed in and for choices, "

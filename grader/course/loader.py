@@ -134,6 +134,7 @@ def _load_exercise(path, set_id, sol_dir, seed_offset):
         checks += [_check(c, functions, "hidden", hidden_path, seed_offset)
                    for c in hidden["checks"]]
     _unique_ids(checks)
+    _check_twins(checks)
     misconceptions = tuple(_misconception(m, functions, checks, path)
                            for m in raw["misconceptions"])
     module = Path(file).stem
@@ -172,7 +173,8 @@ def _check(raw, functions, default_visibility, path, seed_offset):
         expect=inputs.build(raw["expect"], path, seed_offset),
         has_expect=raw["expect"] is not None,
         description=Text(**raw["description"]) if raw["description"] else None,
-        source=path, line=line, reveal=raw["reveal"] or _default_reveal(raw))
+        source=path, line=line, reveal=raw["reveal"] or _default_reveal(raw),
+        twins=tuple(raw["twins"]))
 
 
 def _default_reveal(raw):
@@ -180,6 +182,21 @@ def _default_reveal(raw):
     shows what its compare kind allows (a choice's or a set's failure names none)."""
     typed_in = not raw["args"] and not raw["kwargs"]
     return "diagnosis" if typed_in else formats.COMPARE_KINDS[raw["compare"].kind].reveal
+
+
+def _check_twins(checks):
+    """Each twin a visible check names is a hidden check of the same function."""
+    hidden = {c.id: c for c in checks if c.hidden}
+    for check in checks:
+        if check.twins and check.hidden:
+            Where(check.source, check.line, f"check {check.id!r}").child("twins").fail(
+                "twins on a visible check only (the hidden checks are the twins)")
+        for twin in check.twins:
+            if twin not in hidden or hidden[twin].function != check.function:
+                Where(check.source, check.line, f"check {check.id!r}").child("twins").fail(
+                    f"ids of hidden checks of {check.function}", twin,
+                    did_you_mean(twin, [h.id for h in hidden.values()
+                                        if h.function == check.function]))
 
 
 def _unique_ids(checks):

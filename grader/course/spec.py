@@ -80,6 +80,7 @@ class Check:
     source: Path
     line: int
     reveal: str = "answer"     # what a failure may show: answer | diagnosis | nothing
+    twins: tuple = ()          # a visible check's: the hidden checks that let it count
 
     @property
     def hidden(self) -> bool:
