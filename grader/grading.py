@@ -238,7 +238,7 @@ def _graded(exercise_set: ExerciseSet, exercises: list[Exercise],
         stored.save()
     _judge(pending, graded, budget, warm.judged, allowance)
     for exercise in exercises:
-        graded[exercise.id] = _with_twins(exercise, graded[exercise.id])
+        graded[exercise.id] = _with_twins(exercise, _with_told_tags(graded[exercise.id]))
     for exercise, result, points in hidden:
         graded[exercise.id].append((_with_substance(result, graded[exercise.id]), points))
     return graded
@@ -322,6 +322,28 @@ def _with_twins(exercise, pairs):
             if twins and not any(passed.get(t) for t in twins):
                 r = dataclasses.replace(r, passed=False,
                                         lines=(Msg("needs-twin", function=r.function),))
+        out.append((r, points))
+    return out
+
+
+def _with_told_tags(pairs):
+    """A wrong version's tag is said only where the student's answers are that version's
+    everywhere it tells: one failed check whose answer is neither the right one nor the
+    version's (``could_name`` without the tag) shows the student did not make that
+    mistake, so a constant that equals a wrong version's answer on one input names
+    nothing."""
+    failed = [r for r, _ in pairs if r is not None and not r.passed and r.answered]
+    refuted = {t for r in failed for t in r.could_name if t not in r.tags}
+    if not refuted:
+        return pairs
+    out = []
+    for r, points in pairs:
+        if r is not None and refuted & set(r.tags):
+            r = dataclasses.replace(
+                r, tags=tuple(t for t in r.tags if t not in refuted),
+                lines=tuple(m for m in r.lines if not (
+                    isinstance(m, Msg) and m.code == "misconception"
+                    and m.values.get("tag") in refuted)))
         out.append((r, points))
     return out
 

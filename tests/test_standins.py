@@ -236,3 +236,23 @@ def test_twins_name_hidden_checks_of_the_same_function(tmp_path):
                                                 "    twins: [drawn-x]"), hidden=GOOD_HIDDEN)
     with pytest.raises(CourseError, match="twins: expected ids of hidden checks of double"):
         spec_loader.load_set(course, "demo")
+
+
+def test_a_constant_that_equals_a_wrong_versions_answer_once_names_no_mistake(tmp_path):
+    """kv_head_for returning 2 is what the round-robin and the 1-based versions return on
+    one input, not on the others: no tag. The round-robin version itself keeps its tag."""
+    course = Course(ROOT)
+    exercise_set = spec_loader.load_set(course, "c3-l2", only=["gqa_groups"])
+    source = (ROOT / "solutions" / "c3-l2" / "gqa_groups.py").read_text()
+    tags = {}
+    for name, body in (("constant", "return 2"),
+                       ("round-robin", "return kv_head_for_round_robin(h, n_q, n_kv)")):
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / "gqa_groups.py").write_text(
+            source + f"\n\n_kv_head_for = kv_head_for\n\n\ndef kv_head_for(h, n_q, n_kv):\n"
+                     f"    {body}\n")
+        run = grade_set(exercise_set, folder, LEVEL)
+        tags[name] = {t for c in run.exercises[0].checks for t in c.tags}
+    assert tags["constant"] == set()
+    assert "gqa-round-robin" in tags["round-robin"]

@@ -248,6 +248,14 @@ def stand_ins_score_nothing(exercise_set: ExerciseSet, level: str,
             out.append(Finding(exercise_set.id, s.exercise, Msg(
                 "devcheck-standin-unbuildable", kind=s.kind, function=s.function,
                 reason=str(s.failing))))
+        if s.tags and s.kind == "echo":   # returning the input may be the mistake itself
+            out.append(Finding(exercise_set.id, s.exercise, Msg(
+                "devcheck-echo-tagged", function=s.function, tags=", ".join(s.tags)),
+                problem=False))
+        elif s.tags:
+            out.append(Finding(exercise_set.id, s.exercise, Msg(
+                "devcheck-standin-tagged", kind=s.kind, function=s.function,
+                tags=", ".join(s.tags))))
         if s.too_high:
             limit = Msg("devcheck-allowed-nothing") if s.kind != "lookup" else \
                 Msg("devcheck-allowed-at-most", points=f"{s.allowed:g}")

@@ -71,6 +71,7 @@ class Score:
     max_score: float
     failing: str = ""   # why it could not be built, if so
     passed: tuple = ()  # the ids of the checks it scored on
+    tags: tuple = ()    # the misconceptions its answers were taken for (none should be)
 
     @property
     def allowed(self) -> float:
@@ -137,8 +138,10 @@ def _score(set_id, ex_id, function, kind, yaml, tests, checks, alone):
     else:   # a failed value check fails every hidden test that calls the function
         scored = [c for c in yaml if c.score]
     got = sum(c.score for c in scored)
+    own = [*yaml, *(c for c in checks if c.kind == "pytest" and c.check in tests)]
     return Score(set_id, ex_id, function, kind, round(got, 2), round(max_score, 2),
-                 passed=tuple(c.check for c in scored))
+                 passed=tuple(c.check for c in scored),
+                 tags=tuple(sorted({t for c in own for t in c.tags})))
 
 
 def _test_uses(exercise_result):

@@ -164,12 +164,32 @@ def judge(check: Check, exercise: Exercise, outcome: CallOutcome, expected: Any,
     matched = [m for m, wrong in wrong_answers
                if matches(m, answer, expected, wrong, verdict, check)]
     matched, shadowed = _exact_first(matched)
+    could_name = _telling(wrong_answers, expected, check)
     own = [Msg("not-right", got=answer)] if check.reveal != "answer" else []
     said: list[Msg | None] = [*own, verdict.reason, *([window] if window else []),
                               verdict.tolerance,
                               *map(misconception_line, matched), *notes]
     return CheckResult(passed=False, lines=tuple(said), tags=tuple(m.tag for m in matched),
-                       shadowed=tuple(m.tag for m in shadowed), output=printed, **base)
+                       shadowed=tuple(m.tag for m in shadowed), output=printed,
+                       could_name=could_name, **base)
+
+
+def _telling(wrong_answers, expected, check):
+    """The tags of the wrong versions whose answer here is not the right one: where a
+    failed answer is not theirs, the student did not make their mistake (see
+    grading's consistent tags)."""
+    out = []
+    for m, wrong in wrong_answers:
+        if m.rule is not None or m.tag in out:
+            continue
+        try:
+            wrong = pick(wrong, check.pick)
+            # a NaN: the version has no answer here (a student's code would have failed)
+            if not values.contains_nonfinite(wrong) and not _equals(wrong, expected, check):
+                out.append(m.tag)
+        except NotComparable:
+            continue
+    return tuple(out)
 
 
 def _exact_first(matched):

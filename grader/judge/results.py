@@ -30,6 +30,7 @@ class CheckResult:
     shadowed: tuple = ()       # rule tags that matched too but yield to a wrong version
     reveal: str = "answer"     # what the check's feedback may show (see Check.reveal)
     output: str = ""           # what the student's code printed (failed visible checks)
+    could_name: tuple = ()     # wrong versions' tags whose answer here differs from the right one
 
     @property
     def score(self) -> float:
@@ -51,6 +52,7 @@ class CheckResult:
         return {"passed": bool(self.passed), "lines": [plain(m) for m in self.lines],
                 "tags": [str(t) for t in self.tags], "answered": bool(self.answered),
                 "shadowed": [str(t) for t in self.shadowed],
+                "could_name": [str(t) for t in self.could_name],
                 "output": self.output[:OUTPUT_KEPT],
                 "margin": self.margin if isinstance(self.margin, float) else None}
 
@@ -62,6 +64,7 @@ class CheckResult:
                    lines=tuple(unplain(m) for m in data.get("lines", ())),
                    tags=tuple(t for t in data.get("tags", ()) if type(t) is str),
                    shadowed=tuple(t for t in data.get("shadowed", ()) if type(t) is str),
+                   could_name=tuple(t for t in data.get("could_name", ()) if type(t) is str),
                    output=data["output"] if type(data.get("output")) is str else "",
                    answered=data.get("answered") is True,
                    margin=float(margin) if isinstance(margin, (int, float))
