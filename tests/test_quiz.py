@@ -89,6 +89,10 @@ def test_code_of_ones_own_is_replaced_only_when_the_student_says_yes(work):
     assert code == 0 and "saved: llama2_7b_kv_per_token in kv_cache.py now returns 524288" \
         in out
     assert current(path, "llama2_7b_kv_per_token") == (ANSWER, 524288)
+    path.write_text(path.read_text().replace("return 524288", "return 1"))
+    proc = run_cli(*quiz(work, "kv_cache"), input="524288\n")   # an answer of one's own
+    assert "keeps your own code" in proc.stdout
+    assert current(path, "llama2_7b_kv_per_token") == (ANSWER, 1)
 
 
 QUESTION = """\

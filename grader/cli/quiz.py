@@ -17,7 +17,7 @@ from ..errors import ExitCode
 from ..judge.msg import Msg
 from ..quiz import (
     ANSWER,
-    OWN,
+    STUB,
     Question,
     current,
     in_order,
@@ -123,15 +123,16 @@ def _ask(question: Question, lang: str) -> Any:
 
 
 def _save(question: Question, folder: Path, answer: Any, lang: str) -> bool:
-    """Write a right answer, unless the function holds code of the student's own and
-    they do not say yes (a terminal asks; piped input keeps their code)."""
+    """Write a right answer over the stub's body; over anything else (code of the
+    student's own, another answer they wrote) only when they say yes (a terminal asks;
+    piped input keeps what they wrote)."""
     path, function = folder / question.exercise.file, question.check.function
     state, value = current(path, function)
     where = {"file": question.exercise.file, "function": function, "value": written(answer)}
     if state == ANSWER and written(value) == written(answer):
         say(Msg("quiz-saved", **where), lang)
         return True
-    if state == OWN and not (sys.stdin.isatty() and confirm(
+    if state != STUB and not (sys.stdin.isatty() and confirm(
             Msg("quiz-replace", code=f"return {where['value']}", **where), lang)):
         say(Msg("quiz-kept-own", **where), lang)
         return False
