@@ -4,6 +4,7 @@ Pure functions of the result and a language; the CLI only chooses one.
 On hidden checks only value-free phrasings are used (see ``feedback``).
 """
 
+import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -204,36 +205,52 @@ def _next_steps(set_id, exercise, used, lang):
     return out
 
 
-def _check_lines(ex_result, lang, style):
-    """One line per check; failing checks that share a single problem share a line."""
+@dataclasses.dataclass
+class Group:
+    """One line of an exercise's report: a check, or failing checks sharing one problem."""
+
+    passed: bool
+    labels: list[str]
+    lines: list[str]          # the first is the line shown beside the labels
+    checks: list[CheckResult]
+
+
+def check_groups(ex_result: ExerciseResult, lang: str,
+                 style: Callable[..., str] | None = None) -> list[Group]:
+    """An exercise's checks as the report shows them: failing checks that share a single
+    problem share a line (the terminal's and the notebook's grouping, made once here)."""
     fixed = render(Msg("hidden-failed"), lang)
-    groups, out = {}, []
+    groups: dict[str, Group] = {}
+    out: list[Group] = []
     for check in ex_result.checks:
-        lines = check_lines(check, lang, _check_spec(ex_result.exercise, check.check),
-                            None if style is _plain else style)
+        lines = check_lines(check, lang, _check_spec(ex_result.exercise, check.check), style)
         label = render(Msg("hidden-label", check=check.check), lang) if check.hidden \
             else check.check
         problem = [line for line in lines if line != fixed]
         if not check.passed and len(problem) == 1:
             if problem[0] not in groups:
-                groups[problem[0]] = []
+                groups[problem[0]] = Group(False, [], problem, [])
                 out.append(groups[problem[0]])
-            groups[problem[0]].append(label)
+            groups[problem[0]].labels.append(label)
+            groups[problem[0]].checks.append(check)
             continue
-        mark = style("✓", fg="green") if check.passed else style("✗", fg="red")
-        out.append(f"  {mark} {label}: {lines[0]}")
-        out += [f"      {line}" for line in lines[1:] if not check.passed]
-    cross = style("✗", fg="red")
-    return [f"  {cross} {_labels(item, lang)}: {line}" if isinstance(item, list) else item
-            for line, item in _with_problem(out, groups)]
+        out.append(Group(check.passed, [label], lines if not check.passed else lines[:1],
+                         [check]))
+    return out
 
 
-def _with_problem(out, groups):
-    problem_of = {id(labels): line for line, labels in groups.items()}
-    return [(problem_of.get(id(item)), item) for item in out]
+def _check_lines(ex_result, lang, style):
+    """One line per check; failing checks that share a single problem share a line."""
+    out = []
+    for group in check_groups(ex_result, lang, None if style is _plain else style):
+        mark = style("✓", fg="green") if group.passed else style("✗", fg="red")
+        out.append(f"  {mark} {labels_text(group.labels, lang)}: {group.lines[0]}")
+        out += [f"      {line}" for line in group.lines[1:]]
+    return out
 
 
-def _labels(labels, lang):
+def labels_text(labels: list[str], lang: str) -> str:
+    """A group's labels: one, or their count and the first three."""
     if len(labels) == 1:
         return labels[0]
     more = len(labels) - 3
