@@ -262,7 +262,7 @@ def test_the_query_heads_mistake_is_named_on_every_c3_l2_kv_check_it_fails(tmp_p
     doc = json.loads(run_cli("c3-l2", "--submission", folder, "--json", "--lang", "en",
                              "--exercise", "kv_variants").stdout)
     failed = {t["extra_data"]["check"]: t["tags"] for t in doc["tests"] if t["status"] == "failed"}
-    assert {"gqa-anchor", "gqa-67b", "gqa-custom-fp32", "anchor-gqa-full-by-hand",
+    assert {"gqa-anchor", "gqa-model-all-layers-b", "gqa-custom-fp32", "anchor-gqa-full-by-hand",
             "deepseek-67b-by-hand"} <= set(failed)
     assert all(tags == ["kv-used-query-heads"] for tags in failed.values()), failed
 

@@ -11,8 +11,8 @@ from grader.course import inputs
 from grader.course import loader as spec_loader
 from grader.course.spec import Course
 from grader.grading import grade_set
+from grader.instructor import public_numbers, standins
 from grader.instructor import standin_runtime as rt
-from grader.instructor import standins
 from grader.instructor.devcheck import check_set
 
 LEVEL = "none"   # the stand-ins are the grader's own code; isolation is not the point here
@@ -142,6 +142,46 @@ def test_the_lookup_table_holds_the_data_files_and_their_sizes(tmp_path):
                                    standins.data_files(exercise_set))
     plain = {(a[0]["num_hidden_layers"], a[1]) for a, _ in table}
     assert {(2, 100), (80, 100), (2, 512), (80, 4096)} <= plain
+
+
+def test_numbers_are_read_as_a_page_prints_them():
+    found = public_numbers.numbers_in("389,120 B a token; 1M = 2²⁰; the official −93.3 %")
+    assert {389120, 389, 120, 2, 20, 2 ** 20, 93.3, -93.3, 1} <= found
+    assert 389.12 not in found and 3 not in found
+
+
+PRINTED = GOOD.replace("prompt: {zh: 写一个函数, en: Write a function}",
+                       "prompt: {zh: 写一个函数，例如 37, en: Write a function}")
+
+
+def test_a_lookup_learns_every_number_the_set_prints(tmp_path):
+    """37 is printed in the Chinese prompt only, 41 in a data file's note: hidden
+    checks on them are a table's, and so is the visible check they let count: all 2."""
+    printed = GOOD_HIDDEN.replace("!randint {seed: 1, low: 3, high: 1000}", "37").replace(
+        "!randint {seed: 2, low: 3, high: 1000}", "41")
+    course = make_course(tmp_path, exercise=PRINTED, hidden=printed)
+    (tmp_path / "exercises/demo/models").mkdir()
+    (tmp_path / "exercises/demo/models/page.json").write_text(
+        json.dumps({"_source": "the page: 41 layers", "layers": 41}))
+    known = public_numbers.public_numbers(spec_loader.load_set(course, "demo"))
+    assert {37, 41, 2} <= set(known) and 1000 not in known
+    lookup = _scores(course)["double", "lookup"]
+    assert lookup.score == pytest.approx(2) and lookup.too_high
+    drawn = _scores(make_course(tmp_path / "drawn", exercise=PRINTED, hidden=GOOD_HIDDEN))
+    assert drawn["double", "lookup"].score == 0
+
+
+def test_a_lookup_answers_calls_made_of_public_numbers_only():
+    def f(n_layers, config, variant="mha"):
+        return n_layers * config["heads"]
+
+    table = [((2, {"heads": 3}), {})]
+    known = [2.0, 3.0, 5.0, 0.5]
+    assert rt.lookup(f, table, (5, {"heads": 5}), {"variant": "gqa"}, known) == 25
+    assert rt.lookup(f, table, (5, {"heads": 7}), {}, known) == 6   # 7 unprinted: the first
+    assert rt.lookup(f, table, (5, {"heads": 5}), {}) == 6          # nothing learnt
+    assert rt.public([0.5, (2, "x", None)], {0.5, 2.0})
+    assert not rt.public(np.full(2, 2.0), {2.0}) and not rt.public(float("nan"), {2.0})
 
 
 def test_model_sizes_agree_and_never_use_128():

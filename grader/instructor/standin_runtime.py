@@ -97,13 +97,37 @@ def bound(func: Callable[..., Any], args: Sequence[Any],
 
 
 def lookup(func: Callable[..., Any], table: Sequence[Any], args: Sequence[Any],
-           kwargs: dict[str, Any]) -> Any:
-    """The right answer when the call's arguments are in ``table``, else the first one."""
+           kwargs: dict[str, Any], known: Sequence[float] = ()) -> Any:
+    """The right answer when the call's arguments are in ``table`` or are all public
+    numbers (``known``: what the set prints), else the first one."""
     called = bound(func, args, kwargs)
     for t_args, t_kwargs in table:
         if same(called, bound(func, t_args, t_kwargs)):
             return func(*t_args, **t_kwargs)
+    if known and public(list(args) + list(kwargs.values()), {_key(x) for x in known}):
+        return func(*args, **kwargs)
     return func(*table[0][0], **table[0][1])
+
+
+def _key(x: float) -> float:
+    return round(float(x), 9)
+
+
+def public(value: Any, known: set[float]) -> bool:
+    """Whether every number in ``value`` is a public one (words, flags and None are:
+    they name a choice); an array is public only as a whole, in the table."""
+    np = _numpy()
+    if np is not None and isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, (str, bool)) or value is None:
+        return True
+    if isinstance(value, (int, float)):
+        return math.isfinite(value) and _key(value) in known
+    if isinstance(value, dict):
+        return all(public(v, known) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return all(public(v, known) for v in value)
+    return False
 
 
 def echo(args: Sequence[Any], kwargs: dict[str, Any]) -> Any:

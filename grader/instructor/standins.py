@@ -7,15 +7,18 @@ reference solutions, as a wrong version is) by:
             an empty set or list, a tuple of such items)
   constant  the answer of F's first visible check, whatever the arguments
   echo      the first argument, handed back
-  lookup    the right answer for the arguments of every visible check and for
+  lookup    the right answer for the arguments of every visible check, for
             the course's data files (each model config swapped in for a dict
-            argument, its sizes for parameters named like them), else the
-            first answer: what a student who hard-codes what they can see gets
+            argument, its sizes for parameters named like them) and for any
+            call whose numbers are all public (printed in a prompt, hint or
+            visible check of the set, either language, or in a data file:
+            ``public_numbers``), else the first answer: what a student who
+            hard-codes everything they can read gets
 
 Functions without arguments (answers typed in by hand) get only ``zeros``.
 The first three must score nothing of F's checks (its YAML checks and the
-hidden pytest tests that call it); ``lookup`` must lose at least half of F's
-points.
+hidden pytest tests that call it); ``lookup`` may keep at most a quarter of
+F's points.
 
 Speed: one submission per kind holds the stand-in of every function of every
 exercise at once (each check calls one function, and a hidden test that calls
@@ -26,7 +29,6 @@ again alone, so those tests are judged with the other functions right.
 
 import dataclasses
 import inspect
-import json
 import math
 import shutil
 import tempfile
@@ -42,6 +44,7 @@ from ..grading import Warm, grade_set
 from ..judge.results import ExerciseResult
 from ..run.references import Reference
 from ..wire import Lazy
+from .public_numbers import data_files, public_numbers
 
 KINDS = ("zeros", "constant", "echo", "lookup")
 RUNTIME = "_attn_grade_standin"
@@ -75,7 +78,7 @@ class Score:
 
     @property
     def allowed(self) -> float:
-        return self.max_score / 2 if self.kind == "lookup" else 0.0
+        return self.max_score / 4 if self.kind == "lookup" else 0.0
 
     @property
     def too_high(self) -> bool:
@@ -190,7 +193,7 @@ def build_submission(exercise_set: ExerciseSet, replace: dict[str, Any],
         if source.is_file():
             shutil.copy(source, folder / stub.name)
     shutil.copy(Path(__file__).with_name("standin_runtime.py"), folder / f"{RUNTIME}.py")
-    data = data_files(exercise_set)
+    data, known = data_files(exercise_set), public_numbers(exercise_set)
     for exercise in exercise_set.exercises:
         if exercise.id not in replace:
             continue
@@ -200,14 +203,15 @@ def build_submission(exercise_set: ExerciseSet, replace: dict[str, Any],
         lines = [f"from {private} import *  # noqa", f"import {private} as _ref",
                  f"import {RUNTIME} as _rt", ""]
         for function, kind in replace[exercise.id].items():
-            lines += standin_source(exercise, function, kind, data)
+            lines += standin_source(exercise, function, kind, data, known)
         (folder / exercise.file).write_text("\n".join(lines) + "\n", encoding="utf-8")
     return folder
 
 
 def standin_source(exercise: Exercise, function: str, kind: str,
-                   data: Sequence[Any] = ()) -> list[str]:
-    """Source lines defining ``function`` as the ``kind`` stand-in."""
+                   data: Sequence[Any] = (), known: Sequence[float] = ()) -> list[str]:
+    """Source lines defining ``function`` as the ``kind`` stand-in (``data``: the set's
+    data files, ``known``: its public numbers, what a lookup learns)."""
     f = function
     if kind == "zeros":
         return [f"def {f}(*a, **k):", f"    return _rt.zero_like(_ref.{f}(*a, **k))", ""]
@@ -221,8 +225,9 @@ def standin_source(exercise: Exercise, function: str, kind: str,
     if kind == "lookup":
         table = _lookup_table(exercise, function, calls, data)
         entries = ",\n    ".join(f"({to_source(tuple(a))}, {to_source(k)})" for a, k in table)
-        return [f"_TABLE_{f} = [\n    {entries},\n]", f"def {f}(*a, **k):",
-                f"    return _rt.lookup(_ref.{f}, _TABLE_{f}, a, k)", ""]
+        return [f"_TABLE_{f} = [\n    {entries},\n]", f"_KNOWN_{f} = {to_source(list(known))}",
+                f"def {f}(*a, **k):",
+                f"    return _rt.lookup(_ref.{f}, _TABLE_{f}, a, k, _KNOWN_{f})", ""]
     raise ValueError(kind)
 
 
@@ -237,19 +242,6 @@ def _visible_calls(exercise, function):
         call = (list(c.args), dict(c.kwargs))
         if not any(_same_call(call, o) for o in out):
             out.append(call)
-    return out
-
-
-def data_files(exercise_set: ExerciseSet) -> list[dict[str, Any]]:
-    """The JSON mappings shipped under exercises/SET/ (model configs and the like)."""
-    out = []
-    for path in sorted(exercise_set.exercises_dir.rglob("*.json")):
-        try:
-            value = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue
-        if isinstance(value, dict):
-            out.append(value)
     return out
 
 
