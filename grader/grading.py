@@ -18,10 +18,9 @@ from . import wire
 from .course import cache
 from .course.limits import Limits
 from .course.spec import Course, Exercise, ExerciseSet
-from .judge import hidden
+from .judge import credit, hidden
 from .judge.check import check_fields, load_lines
 from .judge.jobs import EXERCISE_SECONDS, JudgeJob, judge_bounded
-from .judge.msg import Msg
 from .judge.points import resolve_points
 from .judge.results import CheckResult, ExerciseResult, RunResult
 from .run import sandbox
@@ -238,9 +237,11 @@ def _graded(exercise_set: ExerciseSet, exercises: list[Exercise],
         stored.save()
     _judge(pending, graded, budget, warm.judged, allowance)
     for exercise in exercises:
-        graded[exercise.id] = _with_twins(exercise, _with_told_tags(graded[exercise.id]))
+        graded[exercise.id] = credit.with_twins(exercise,
+                                                credit.with_told_tags(graded[exercise.id]))
     for exercise, result, points in hidden:
-        graded[exercise.id].append((_with_substance(result, graded[exercise.id]), points))
+        graded[exercise.id].append((credit.with_substance(result, graded[exercise.id]),
+                                    points))
     return graded
 
 
@@ -306,69 +307,6 @@ def _judge(pending, graded, budget, memo=None, allowance=None):
                                        allowance):
         ex_id, slot, _ = pending[index]
         graded[ex_id][slot] = (result, graded[ex_id][slot][1])
-
-
-def _with_twins(exercise, pairs):
-    """A passing visible check counts once one of its twins passes: the same question on
-    drawn inputs (``twins``).  A function that returns the answers of the checks a
-    student can see, written in, passes those and nothing else; one right in one respect
-    (one item of a tuple, one kind of row) keeps the visible checks of that respect."""
-    by_id = {c.id: c for c in exercise.checks}
-    passed = {r.check: r.passed for r, _ in pairs if r is not None and r.hidden}
-    out = []
-    for r, points in pairs:
-        if r is not None and r.passed and not r.hidden and r.check in by_id:
-            twins = twins_of(by_id[r.check], exercise.checks)
-            if twins and not any(passed.get(t) for t in twins):
-                r = dataclasses.replace(r, passed=False,
-                                        lines=(Msg("needs-twin", function=r.function),))
-        out.append((r, points))
-    return out
-
-
-def _with_told_tags(pairs):
-    """A wrong version's tag is said only where the student's answers are that version's
-    everywhere it tells: one failed check whose answer is neither the right one nor the
-    version's (``could_name`` without the tag) shows the student did not make that
-    mistake, so a constant that equals a wrong version's answer on one input names
-    nothing."""
-    failed = [r for r, _ in pairs if r is not None and not r.passed and r.answered]
-    refuted = {t for r in failed for t in r.could_name if t not in r.tags}
-    if not refuted:
-        return pairs
-    out = []
-    for r, points in pairs:
-        if r is not None and refuted & set(r.tags):
-            r = dataclasses.replace(
-                r, tags=tuple(t for t in r.tags if t not in refuted),
-                lines=tuple(m for m in r.lines if not (
-                    isinstance(m, Msg) and m.code == "misconception"
-                    and m.values.get("tag") in refuted)))
-        out.append((r, points))
-    return out
-
-
-def twins_of(check, checks):
-    """The hidden checks a visible one counts by: those it names; else those of its
-    function asking for the same part (``pick``); else, where none does, all of its
-    function's (none: a function with no hidden check, a typed-in answer, counts alone)."""
-    if check.twins:
-        return list(check.twins)
-    mine = [c for c in checks if c.hidden and c.function == check.function]
-    return [c.id for c in mine if c.pick == check.pick] or [c.id for c in mine]
-
-
-def _with_substance(result, yaml_results):
-    """A passing property test counts only if the functions it called also pass
-    their value checks: zeros trivially satisfy "the future does not change the past"."""
-    if not result.passed or result.kind != "pytest":
-        return result
-    failing = sorted({r.function for r, _ in yaml_results
-                      if r is not None and not r.passed and r.function in result.uses})
-    if not failing:
-        return result
-    return dataclasses.replace(result, passed=False,
-                               lines=(Msg("needs-value-checks", functions=", ".join(failing)),))
 
 
 def _with_limits(exercise, limits):
