@@ -91,17 +91,26 @@ def execute(notebook, folder, name="work.ipynb"):
     return notebook
 
 
+RESULTS = ("import json\nprint(json.dumps({ex: {'score': list(r.exercises[ex]), 'tags': r.tags}"
+           " for r in Out.values() if isinstance(r, ag.Result) for ex in r.exercises}))")
+
+
 def check_outputs(notebook):
-    """{exercise id: the check cell's application/json output}."""
-    out = {}
-    for cell in notebook.cells:
-        if cell.cell_type == "code" and cell.source.startswith("ag.check("):
-            ex_id = cell.source.split("'")[1]
-            for output in cell.outputs:
-                if "application/json" in output.get("data", {}):
-                    out[ex_id] = output["data"]["application/json"]
-                    break
-    return out
+    """{exercise id: {score: [score, max], tags}} of the check cells, as the Results'
+    attributes (a last cell, added by ``execute_checked``, prints them from ``Out``)."""
+    return json.loads(notebook.cells[-1].outputs[0]["text"])
+
+
+def execute_checked(notebook, folder):
+    """``execute`` with a last cell printing the check cells' Results (``check_outputs``)."""
+    notebook = nbformat.from_dict(json.loads(json.dumps(notebook)))
+    notebook.cells.append(nbformat.v4.new_code_cell(RESULTS))
+    return execute(notebook, folder)
+
+
+def shown(cell, kind):
+    """The ``kind`` (text/html, text/plain) of what ``cell`` displayed."""
+    return next(o["data"][kind] for o in cell.outputs if kind in o.get("data", {}))
 
 
 def test_the_notebook_has_a_cell_per_exercise_and_a_check_cell(blank):
@@ -134,27 +143,29 @@ def test_check_cells_grade_correct_code_and_name_the_notes_mistakes(blank, tmp_p
     numpy monkeypatched in the kernel; then the same cells right in a second kernel."""
     right = {f"{e}.py": solution(f"{e}.py") for e in SOME}
     (tmp_path / "right").mkdir()
-    ran = execute(filled(blank, right), tmp_path / "right")
+    ran = execute_checked(filled(blank, right), tmp_path / "right")
     got = check_outputs(ran)
     for ex_id in SOME:
-        score, top = got[ex_id]["exercises"][ex_id]
+        score, top = got[ex_id]["score"]
         assert score == top > 0, (ex_id, got[ex_id])
         assert got[ex_id]["tags"] == []
-    html = next(o for c in ran.cells if c.source == "ag.check('attention')"
-                for o in c.outputs if "text/html" in o.get("data", {}))["data"]["text/html"]
+    html = shown(next(c for c in ran.cells if c.source == "ag.check('attention')"), "text/html")
     assert "✓" in html and "<div" in html
+    # JupyterLab shows a JSON representation over the HTML: a check offers none
+    assert not [o for c in ran.cells for o in c.get("outputs", [])
+                if "application/json" in o.get("data", {})]
 
     wrong = {**right, **{f: solution(f, extra) for f, extra in MISTAKES.items()}}
     notebook = filled(blank, wrong)
     notebook.cells.insert(2, nbformat.v4.new_code_cell(MONKEYPATCH))
     (tmp_path / "wrong").mkdir()
-    got = check_outputs(execute(notebook, tmp_path / "wrong"))
+    got = check_outputs(execute_checked(notebook, tmp_path / "wrong"))
     assert "no-causal-mask" in got["attention"]["tags"]
     assert "gqa-tile-grouping" in got["multihead"]["tags"]
     for ex_id in ("attention", "multihead"):
-        score, top = got[ex_id]["exercises"][ex_id]
+        score, top = got[ex_id]["score"]
         assert score < top, (ex_id, got[ex_id])
-    score, top = got["temperature"]["exercises"]["temperature"]
+    score, top = got["temperature"]["score"]
     assert score == top
 
 
@@ -163,12 +174,12 @@ def test_a_hostile_cell_changes_no_verdict_and_the_kernel_lives(blank, tmp_path)
     notebook = filled(blank, {"temperature.py": HOSTILE_TEMPERATURE})
     notebook.cells.insert(2, nbformat.v4.new_code_cell(MONKEYPATCH))
     notebook.cells.append(nbformat.v4.new_code_cell("print('kernel alive')"))
-    ran = execute(notebook, tmp_path)
+    ran = execute_checked(notebook, tmp_path)
     got = check_outputs(ran)
-    assert got["temperature"]["exercises"]["temperature"][0] == 0
-    assert "kernel alive" in ran.cells[-1].outputs[0]["text"]
-    text = next(o for c in ran.cells if c.source == "ag.check('temperature')"
-                for o in c.outputs if "text/plain" in o.get("data", {}))["data"]["text/plain"]
+    assert got["temperature"]["score"][0] == 0
+    assert "kernel alive" in ran.cells[-2].outputs[0]["text"]
+    text = shown(next(c for c in ran.cells if c.source == "ag.check('temperature')"),
+                 "text/plain")
     assert "✗" in text and "temperature" in text
 
 
@@ -196,13 +207,14 @@ def test_a_notebook_submission_scores_as_the_same_code_in_py_files(blank, tmp_pa
 def test_code_that_does_not_parse_names_its_cell_and_line(blank, tmp_path):
     notebook = filled(blank, {"attention.py": "import numpy as np\n\ndef attention(Q, K, V:\n"})
     nbformat.write(notebook, str(tmp_path / "work.ipynb"))
-    cell = 1 + next(i for i, c in enumerate(notebook.cells)
+    code = [c for c in notebook.cells if c.cell_type == "code"]
+    cell = 1 + next(i for i, c in enumerate(code)
                     if c.metadata.get("attn_grade", {}).get("file") == "attention.py")
     done = run_cli("day3", "--submission", tmp_path / "work.ipynb", "--json",
                    "--exercise", "attention", "--lang", "en")
     assert done.returncode == 1
     output = json.loads(done.stdout)["output"]
-    assert f"cell {cell}, line 3" in output, output
+    assert f"code cell {cell}, line 3" in output, output
 
 
 def test_an_upload_holding_a_notebook_is_graded_from_its_cells(blank, tmp_path):

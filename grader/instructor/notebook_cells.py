@@ -4,11 +4,14 @@ work.ipynb``, ``--upload`` and grade-all share.
 Pure: reads the notebook as JSON (no nbformat needed), writes nothing but the
 folder it is given. Each stub file is the concatenation, in notebook order, of
 the code cells that belong to it (a cell tagged ``attn_grade.file`` with that
-name) and of every untagged code cell (the student's helpers and imports), so
-code written anywhere in the notebook comes along. Lines that only make sense
-in a kernel are blanked, keeping line numbers: the ``ag.`` lines and the
-``from grader import notebook`` import, IPython magics (``%``, ``%%`` cells)
-and shell lines (``!``).
+name, taken whole) and of the definitions in every untagged code cell: its
+imports, functions, classes and constants (``NAME = literal``), so a helper
+written anywhere comes along, while a scratch line (``out, w = attention(Q, Q, Q)``,
+a print) runs only in the kernel and never costs another exercise its marks; an
+untagged cell that does not parse is left out. Lines that only make sense in a
+kernel are blanked, keeping line numbers: the ``ag.`` lines and the ``from grader
+import notebook`` import, IPython magics (``%``, ``%%`` cells) and shell lines
+(``!``). Cells are numbered among code cells, as "code cell N".
 """
 
 import ast
@@ -88,21 +91,22 @@ def _source(cell):
     return "".join(source) if isinstance(source, list) else source
 
 
+def raw_code_cells(notebook: dict[str, Any]) -> list[tuple[int, str | None, str]]:
+    """(code cell number, tagged file or None, source as typed) of each code cell;
+    numbered from 1 among the code cells, top to bottom."""
+    cells = [c for c in notebook["cells"] if isinstance(c, dict)
+             and c.get("cell_type") == "code"]
+    return [(number, cell.get("metadata", {}).get(META_KEY, {}).get("file"),  # checked by read
+             _source(cell)) for number, cell in enumerate(cells, 1)]
+
+
 def code_cells(notebook: dict[str, Any]) -> list[tuple[int, str | None, str]]:
-    """(cell number, tagged file or None, graded code) of each code cell; cells are
-    numbered from 1 over all cells, as a notebook shows them top to bottom."""
-    out = []
-    for number, cell in enumerate(notebook["cells"], 1):
-        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
-            continue
-        text = _source(cell)
-        if text.lstrip().startswith("%%"):
-            continue
-        code = "\n".join("" if KERNEL_ONLY.match(line) else line
-                         for line in text.split("\n"))
-        file = cell.get("metadata", {}).get(META_KEY, {}).get("file")   # checked by read
-        out.append((number, file, code))
-    return out
+    """(code cell number, tagged file or None, graded code) of each code cell but
+    ``%%`` cells; kernel-only lines blanked."""
+    return [(number, file, "\n".join("" if KERNEL_ONLY.match(line) else line
+                                     for line in text.split("\n")))
+            for number, file, text in raw_code_cells(notebook)
+            if not text.lstrip().startswith("%%")]
 
 
 def check_syntax(cells: Iterable[tuple[int, str | None, str]]) -> None:
@@ -116,17 +120,67 @@ def check_syntax(cells: Iterable[tuple[int, str | None, str]]) -> None:
                                 number) from None
 
 
+DEFINITIONS = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef,
+               ast.ClassDef)
+
+
+def definitions_only(code: str) -> str:
+    """An untagged cell's imports, functions, classes and constants, every other line
+    blanked (line numbers kept); "" if the cell does not parse (nor did it run)."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return ""
+    keep: set[int] = set()
+    drop: set[int] = set()
+    for node in tree.body:
+        first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
+        lines = set(range(first, (node.end_lineno or node.lineno) + 1))
+        (keep if _is_definition(node) else drop).update(lines)
+    return "\n".join(line if number in keep - drop else ""
+                     for number, line in enumerate(code.split("\n"), 1))
+
+
+def _is_definition(node: ast.stmt) -> bool:
+    if isinstance(node, DEFINITIONS):
+        return True
+    if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+        try:
+            ast.literal_eval(node.value)
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            return False
+        return True
+    return False
+
+
+def _parts(notebook: dict[str, Any], name: str) -> list[tuple[int, str]]:
+    """(code cell number, code) of what goes into the stub file ``name``."""
+    return [(number, code if file == name else definitions_only(code))
+            for number, file, code in code_cells(notebook) if file in (None, name)]
+
+
+def _joined(parts: list[tuple[int, str]]) -> str:
+    return "\n".join(f"# cell {number}\n{code}\n" for number, code in parts)
+
+
 def stub_sources(notebook: dict[str, Any], names: Iterable[str]) -> dict[str, str]:
     """{stub file name: graded code} for each of ``names``: its own cells and the untagged
-    ones, in notebook order. Raises NotebookError if a code cell does not parse."""
-    cells = code_cells(notebook)
-    check_syntax(cells)
-    out = {}
-    for name in names:
-        parts = [f"# cell {number}\n{code}\n" for number, file, code in cells
-                 if file in (None, name)]
-        out[name] = "\n".join(parts)
-    return out
+    ones' definitions, in notebook order. Raises NotebookError if a tagged code cell
+    does not parse."""
+    check_syntax(cell for cell in code_cells(notebook) if cell[1] is not None)
+    return {name: _joined(_parts(notebook, name)) for name in names}
+
+
+def cell_of_line(notebook: dict[str, Any], name: str, line: int) -> tuple[int, int] | None:
+    """(code cell number, line in that cell) of line ``line`` of the stub file ``name``
+    as ``stub_sources`` writes it; None for a line of no cell (a header)."""
+    start = 1
+    for number, code in _parts(notebook, name):
+        count = code.count("\n") + 1
+        if start < line <= start + count:
+            return number, line - start
+        start += count + 2   # the header, the code, its newline and the join's
+    return None
 
 
 def write_submission(notebook_path: str | Path, names: Iterable[str], into: Path,

@@ -60,7 +60,7 @@ def window_lines(msg: Msg, lang: str, style: Callable[..., str] | None = None) -
     shown = window(msg)
     mark = Msg("array-mark-color") if style else Msg("array-mark-star", mark=MARK)
     out = [render(Msg("array-window", part=_part(shown), mark=mark), lang)]
-    texts = [[_cell(v) for v in row] for row in shown.got + shown.want]
+    texts = [[cell_text(v) for v in row] for row in shown.got + shown.want]
     width = max([_width(t) for row in texts for t in row]
                 + [len(str(c)) for c in shown.col_numbers])
     label = 0 if shown.vector else max(len(str(r)) for r in shown.row_numbers)
@@ -69,7 +69,7 @@ def window_lines(msg: Msg, lang: str, style: Callable[..., str] | None = None) -
     left = max([block] + [_width(t) for t in titles])
 
     def cells(row: list, bad: list) -> str:
-        return " ".join(_marked(_cell(v).rjust(width), b, style) for v, b in zip(row, bad))
+        return " ".join(_marked(cell_text(v).rjust(width), b, style) for v, b in zip(row, bad))
 
     numbers = " ".join(f"{c:>{width}} " for c in shown.col_numbers)
     indent = "  " + " " * label + "  "
@@ -92,7 +92,8 @@ def _part(shown: Window) -> Msg | str:
                cols=shown.shape[1], plane=plane)
 
 
-def _cell(value: Any) -> str:
+def cell_text(value: Any) -> str:
+    """A number as the window shows it (the notebook's table too)."""
     if not isinstance(value, float) or not math.isfinite(value):
         return str(value)
     if value and not 1e-4 <= abs(value) < 1e5:

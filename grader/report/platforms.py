@@ -26,6 +26,7 @@ from .. import __version__
 from ..course.spec import Exercise
 from ..judge.msg import Msg
 from ..judge.results import RunResult
+from . import notebook_view
 from .messages import render
 from .render import call_text, check_feedback, summary
 
@@ -142,7 +143,7 @@ def _extra(run: RunResult, lang: str) -> dict[str, Any]:
                           for e in run.exercises]}
 
 
-FORMATS = ("gradescope", "prairielearn", "classroom")
+FORMATS = ("gradescope", "prairielearn", "classroom", "notebook")   # notebook: ag.check's
 
 
 def document_text(fmt: str, run: RunResult | None, lang: str,
@@ -159,4 +160,10 @@ def document_text(fmt: str, run: RunResult | None, lang: str,
         status, message = problem or ("error", "")
         return classroom_encoded(classroom(run, lang) if run
                                  else classroom_not_graded(status, message, exercises))
+    if fmt == "notebook":
+        hints = {e["exercise"]: e.get("hints_used", 0)
+                 for e in gradescope_document.get("extra_data", {}).get("exercises", [])}
+        return json.dumps(notebook_view.document(run, lang, hints) if run
+                          else notebook_view.not_graded(problem[1] if problem else ""),
+                          ensure_ascii=False)
     return json.dumps(gradescope_document, ensure_ascii=False, indent=2)
