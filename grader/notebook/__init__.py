@@ -60,7 +60,7 @@ def init(set_id: str, path: str | Path | None = None, course: str | Path | None 
     _state.set_id = set_id
     _state.path = Path(path).resolve() if path else None
     _state.course = Path(course).resolve() if course else None
-    _state.lang = lang or os.environ.get("ATTN_GRADE_LANG") or "en"
+    _state.lang = lang or _env_lang()
     _state.options = ["--isolation", isolation] if isolation else []
     notes = []
     for step in (lambda: _exercise_set(_state.path or Path.cwd() / "x.ipynb"), notebook_path):
@@ -76,7 +76,12 @@ class _Problem(Exception):
 
     def __init__(self, msg: Msg):
         super().__init__(msg.code)
-        self.result = Result(lang=_state.lang, notes=(render(msg, _state.lang),))
+        lang = _state.lang if _state.set_id is not None else _env_lang()   # init not run
+        self.result = Result(lang=lang, notes=(render(msg, lang),))
+
+
+def _env_lang() -> str:
+    return os.environ.get("ATTN_GRADE_LANG") or "en"
 
 
 def notebook_path() -> Path:
