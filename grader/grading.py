@@ -18,7 +18,7 @@ from . import wire
 from .course import cache
 from .course.limits import Limits
 from .course.spec import Course, Exercise, ExerciseSet
-from .judge import credit, hidden
+from .judge import credit, hidden, notes_numbers
 from .judge.check import check_fields, load_lines
 from .judge.jobs import EXERCISE_SECONDS, JudgeJob, judge_bounded
 from .judge.points import resolve_points
@@ -320,6 +320,9 @@ def _wrong_answers(exercise, check, reference):
             value = m.wrong and reference.call(m.wrong, check.args, check.kwargs, check,
                                                purpose=f"wrong version for {m.tag}")
             yield m, value
+    notes = notes_numbers.notes_answer(exercise, check, reference)
+    if notes is not None:
+        yield notes_numbers.NOTES_NUMBERS, notes
 
 
 def _failed(exercise, check, lines):

@@ -190,3 +190,56 @@ def test_show_says_what_every_hidden_check_checks_in_both_languages():
             said = {lang: hidden_checks(exercise, lang) for lang in ("en", "zh")}
             assert len(said["en"]) == len(said["zh"]), exercise.id
             assert all(said["en"]) and all(said["zh"]), (exercise.id, said)
+
+
+def _per_student(set_id, exercise_id):
+    """The exercise, a student whose numbers are not the notes', and the functions
+    that take the numbers (the reference's, at the notes' and at the student's)."""
+    from grader.run.references import Reference
+
+    exercise = loader.load_set(COURSE, set_id).exercise(exercise_id)
+    student = next(s for s in (f"s{i}@example.org" for i in range(100))
+                   if exercise.for_student(s).variant)
+    reference = Reference(exercise)
+    mine = exercise.for_student(student).params
+    functions = {f: (reference.function(f)(**reference.takes(f, exercise.variants[0])),
+                     reference.function(f)(**reference.takes(f, mine)))
+                 for f in exercise.functions if reference.takes(f, exercise.variants[0])}
+    return exercise, student, functions
+
+
+def _answering(tmp_path, set_id, exercise, answers):
+    from grader.grading import grade_set
+
+    folder = tmp_path / "student"
+    folder.mkdir(exist_ok=True)
+    source = (SOLUTIONS / set_id / exercise.file).read_text() + "".join(
+        f"\n\ndef {f}():\n    return {getattr(v, 'tolist', lambda v=v: v)()!r}\n"
+        for f, v in answers.items())
+    (folder / exercise.file).write_text(source, encoding="utf-8")
+    return folder, lambda student: [c for c in grade_set(
+        loader.load_set(COURSE, set_id), folder, "none", only={exercise.id},
+        student=student).exercises[0].checks if c.function in answers]
+
+
+@pytest.mark.parametrize("set_id,exercise_id", [("day3", "attention_by_hand"),
+                                                ("c3-l2", "dot_by_hand")])
+def test_the_notes_numbers_worked_out_instead_of_ones_own_are_named(
+        tmp_path, set_id, exercise_id):
+    from grader.report.messages import render
+
+    exercise, student, functions = _per_student(set_id, exercise_id)
+    assert functions   # every exercise with variants has a per-student check
+    _, checks = _answering(tmp_path, set_id, exercise,
+                           {f: notes for f, (notes, _) in functions.items()})
+    graded = checks(student)
+    assert graded and all(not c.passed and c.tags == ("notes-numbers",) for c in graded)
+    line = next(m for m in graded[0].lines if m.code == "misconception")
+    assert "the notes' own numbers" in render(line, "en")
+    assert "按笔记里的数算出" in render(line, "zh")
+    assert all(c.passed for c in checks(None))   # the notes' numbers are right for the notes
+    _, checks = _answering(tmp_path, set_id, exercise,
+                           {f: mine for f, (_, mine) in functions.items()})
+    assert all(c.passed and not c.tags for c in checks(student))
+    _, checks = _answering(tmp_path, set_id, exercise, {f: 7 for f in functions})
+    assert all(not c.passed and "notes-numbers" not in c.tags for c in checks(student))

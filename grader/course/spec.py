@@ -51,7 +51,7 @@ class Misconception:
     """A named wrong answer: a wrong reference function or a value rule."""
 
     tag: str
-    message: Text
+    message: Text | None     # None: the grader's own (its words: judge.results.GRADER_TAGS)
     wrong: str | None        # name of a wrong function in the solution module
     rule: Rule | None
     functions: tuple         # graded functions it applies to (empty: all)

@@ -25,7 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from ..course.spec import LANGUAGES, ExerciseSet
-from ..report.messages import catalogue
+from ..judge.notes_numbers import TAG as NOTES_TAG
+from ..judge.results import GRADER_TAGS
+from ..report.messages import catalogue, render
 from .gradebook import FORMULA_STARTS
 
 HISTOGRAM_BINS = 10
@@ -90,6 +92,9 @@ def set_messages(exercise_set: ExerciseSet) -> dict[str, dict[str, dict[str, str
         for m in exercise.misconceptions:
             out.setdefault(m.tag, {})[exercise.id] = {lang: m.message.get(lang)
                                                       for lang in LANGUAGES}
+        if len(exercise.variants) > 1:   # the grader's own tag, worded in the catalogue
+            out.setdefault(NOTES_TAG, {})[exercise.id] = {
+                lang: render(GRADER_TAGS[NOTES_TAG], lang) for lang in LANGUAGES}
     return out
 
 

@@ -58,6 +58,10 @@ class Reference:
                               hint=f"define {name} in the solution or fix the exercise YAML")
         return func
 
+    def takes(self, name: str, params: dict[str, Any]) -> dict[str, Any]:
+        """The numbers of ``params`` (a variant's) that function ``name`` takes."""
+        return _accepted(self.function(name), params)
+
     def call(self, name: str, args: Sequence[Any], kwargs: dict[str, Any], check: Check | None,
              purpose: str = "graded function") -> Any:
         """The plain-data answer of ``name``; its failure is a course error."""
