@@ -282,7 +282,7 @@ def kv_cache_bytes(config, n_tokens, bytes_per_elem=2):
     kv = config.get("num_key_value_heads", heads)
     dim = config.get("head_dim", config["hidden_size"] // heads)
     total = n_tokens * 2 * config["num_hidden_layers"] * kv * dim * bytes_per_elem
-    return f"{total / 2 ** 20} MiB"
+    return f"{total // 1024} KiB" if total % 1024 == 0 else f"{total:,} B"
 
 
 def llama2_7b_kv_per_token():
