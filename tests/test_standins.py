@@ -155,16 +155,18 @@ PRINTED = GOOD.replace("prompt: {zh: 写一个函数, en: Write a function}",
 
 
 def test_a_lookup_learns_every_number_the_set_prints(tmp_path):
-    """37 is printed in the Chinese prompt only, 41 in a data file's note: hidden
-    checks on them are a table's, and so is the visible check they let count: all 2."""
+    """37 is printed in the Chinese prompt only, 41 in a data file's note, 43 in a hidden
+    check's description (show lists them): hidden checks on such numbers are a table's,
+    and so is the visible check they let count: all 2 points."""
     printed = GOOD_HIDDEN.replace("!randint {seed: 1, low: 3, high: 1000}", "37").replace(
-        "!randint {seed: 2, low: 3, high: 1000}", "41")
+        "!randint {seed: 2, low: 3, high: 1000}", "41").replace(
+        "en: another drawn number", "en: not 43")   # show lists hidden descriptions too
     course = make_course(tmp_path, exercise=PRINTED, hidden=printed)
     (tmp_path / "exercises/demo/models").mkdir()
     (tmp_path / "exercises/demo/models/page.json").write_text(
         json.dumps({"_source": "the page: 41 layers", "layers": 41}))
     known = public_numbers.public_numbers(spec_loader.load_set(course, "demo"))
-    assert {37, 41, 2} <= set(known) and 1000 not in known
+    assert {37, 41, 2, 43} <= set(known) and 1000 not in known
     lookup = _scores(course)["double", "lookup"]
     assert lookup.score == pytest.approx(2) and lookup.too_high
     drawn = _scores(make_course(tmp_path / "drawn", exercise=PRINTED, hidden=GOOD_HIDDEN))

@@ -1,9 +1,10 @@
 """What a student can read: the numbers a set prints and the data files it ships.
 
 ``dev check``'s lookup stand-in learns all of it, so that a hidden check whose
-inputs are all public numbers (printed in any prompt, hint or visible check of
-the set, in either language, or held in a data file) is answered from a table
-and counts against the exercise: such checks must rest on drawn inputs.
+inputs are all public numbers (printed in any prompt, hint or check description
+of the set, in either language, in a visible check's inputs, or held in a data
+file) is answered from a table and counts against the exercise: such checks
+must rest on drawn inputs.
 """
 
 import json
@@ -61,11 +62,11 @@ def _leaves(value: Any) -> Iterable[Any]:
 
 
 def _texts(exercise_set: ExerciseSet) -> Iterable[str]:
-    """Every text a student reads: prompts, hints, visible checks' descriptions, both
-    languages."""
+    """Every text a student reads: prompts, hints, checks' descriptions (``show`` lists
+    the hidden checks' too), both languages."""
     for exercise in exercise_set.exercises:
         texts = [exercise.title, exercise.prompt, *exercise.hints,
-                 *(c.description for c in exercise.checks if not c.hidden and c.description)]
+                 *(c.description for c in exercise.checks if c.description)]
         for text in texts:
             yield text.en
             yield text.zh

@@ -11,7 +11,8 @@ reference solutions, as a wrong version is) by:
             the course's data files (each model config swapped in for a dict
             argument, its sizes for parameters named like them) and for any
             call whose numbers are all public (printed in a prompt, hint or
-            visible check of the set, either language, or in a data file:
+            check description of the set, either language, in a visible
+            check's inputs or in a data file:
             ``public_numbers``), else the first answer: what a student who
             hard-codes everything they can read gets
 
