@@ -266,3 +266,17 @@ def test_yaml_read_by_libyaml_keeps_lines_and_pyyamls_words_for_errors(tmp_path)
     with pytest.raises(CourseError) as info:
         yaml_source.load(path)
     assert info.value.line == 3 and "a tab" in str(info.value)
+
+
+def test_a_course_named_relatively_is_loaded_with_absolute_paths(tmp_path, monkeypatch):
+    """Every process shares the set cache: an entry written by one that named the course
+    relatively sent another, in another folder, to files that are not there."""
+    from pathlib import Path
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    make_course(tmp_path / "course")
+    monkeypatch.chdir(tmp_path)
+    course = Course(Path("course"))
+    assert course.root == tmp_path / "course"
+    exercise = spec_loader.load_set(course, "demo").exercises[0]
+    assert exercise.spec_path.is_absolute() and exercise.solution_path.is_absolute()

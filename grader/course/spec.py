@@ -7,6 +7,7 @@ point back to their spec by id.
 import dataclasses
 import functools
 import hashlib
+import os
 from pathlib import Path
 from typing import Any
 
@@ -187,6 +188,11 @@ class ExerciseSet:
 @dataclasses.dataclass(frozen=True)
 class Course:
     root: Path
+
+    def __post_init__(self) -> None:
+        # absolute: a loaded set keeps its paths (in the cache too, which every process
+        # shares), and a relative one would name other files from another folder
+        object.__setattr__(self, "root", Path(os.path.abspath(self.root)))
 
     @property
     def exercises_dir(self) -> Path:
