@@ -268,3 +268,15 @@ def test_a_list_of_arrays_is_accepted_wherever_an_array_is():
         assert compare(answer, expected, spec("array", rtol=0, atol=1e-9)).passed, answer
     assert not compare([np.array([0.25, 0.75]), np.array([1.0])], expected,
                        spec("array", rtol=0, atol=1e-9)).passed   # ragged: not the shape
+
+
+@pytest.mark.parametrize("answer, nothing", [
+    (None, True), ([], True), ((), True), ("", True), (0, True), (0.0, True),
+    ([0, 0], True), (np.zeros((2, 3)), True), ([[0.0], [0.0]], True),
+    ([0, 1], False), (2, False), ("0", False), ({"a": 0}, False), (np.ones(2), False),
+])
+def test_an_answer_that_holds_nothing_is_told_apart(answer, nothing):
+    """What the zeros stand-in returns: no misconception is read into it."""
+    from grader.judge.values import is_nothing
+
+    assert is_nothing(answer) is nothing

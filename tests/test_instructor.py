@@ -82,9 +82,9 @@ def test_dev_check_names_what_to_fix(tmp_path, break_it, expected):
         'def test_doubles(student):\n    """Doubles."""\n    student.double(2)\n'),
      "✗ demo/demo: solutions/demo/test_demo.py:1: hidden test test_doubles asserts nothing"),
     (lambda root: (root / "exercises/demo/demo.yaml").write_text(
-        GOOD + "misconceptions:\n  - tag: gave-zero\n    message: {zh: 零, en: zero}\n"
-               "    when: {equals: 0}\n"),
-     "✗ demo/demo: the zeros stand-in of double is taken for gave-zero"),
+        GOOD + "misconceptions:\n  - tag: gave-four\n    message: {zh: 四, en: four}\n"
+               "    when: {equals: 4}\n"),
+     "✗ demo/demo: the constant stand-in of double is taken for gave-four"),
     (lambda root: (root / "solutions/demo/test_demo.py").write_text(
         'def test_doubles(student):\n    """Doubles."""\n    assert student.double(2) == 4\n'),
      "✗ demo/demo: solutions/demo/test_demo.py:1: hidden test test_doubles says what it "

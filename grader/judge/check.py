@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from fractions import Fraction
 from typing import Any
 
+from .. import wire
 from ..course.limits import Limits
 from ..course.spec import Check, Exercise, Misconception, Text
 from ..course.units import UnitError, parse_bytes, written_precision
@@ -153,6 +154,8 @@ def judge(check: Check, exercise: Exercise, outcome: CallOutcome, expected: Any,
     except NotComparable as exc:
         return CheckResult(passed=False, lines=(exc.msg,), **base)
     expected = pick(expected, check.pick)
+    base["answer_key"] = answer_key(answer)
+    base["wrong_keys"] = _wrong_keys(wrong_answers, check)
     verdict = cmp.compare(answer, expected, check.compare)
     if verdict.passed:
         return CheckResult(passed=True, lines=(verdict.tolerance, *notes), margin=verdict.margin,
@@ -161,34 +164,46 @@ def judge(check: Check, exercise: Exercise, outcome: CallOutcome, expected: Any,
     answer, expected = cmp.readied(answer, check.compare), cmp.readied(expected, check.compare)
     window = side_by_side(answer, expected, verdict, check)
     wrong_answers = [(m, cmp.readied(wrong, check.compare)) for m, wrong in wrong_answers]
-    matched = [m for m, wrong in wrong_answers
-               if matches(m, answer, expected, wrong, verdict, check)]
+    # an answer that holds nothing (what doing nothing returns) shows no mistake
+    matched = [] if values.is_nothing(answer) else \
+        [m for m, wrong in wrong_answers if matches(m, answer, expected, wrong, verdict, check)]
     matched, shadowed = _exact_first(matched)
-    could_name = _telling(wrong_answers, expected, check)
     own = [Msg("not-right", got=answer)] if check.reveal != "answer" else []
     said: list[Msg | None] = [*own, verdict.reason, *([window] if window else []),
                               verdict.tolerance,
                               *map(misconception_line, matched), *notes]
     return CheckResult(passed=False, lines=tuple(said), tags=tuple(m.tag for m in matched),
-                       shadowed=tuple(m.tag for m in shadowed), output=printed,
-                       could_name=could_name, **base)
+                       shadowed=tuple(m.tag for m in shadowed), output=printed, **base)
 
 
-def _telling(wrong_answers, expected, check):
-    """The tags of the wrong versions whose answer here is not the right one: where a
-    failed answer is not theirs, the student did not make their mistake (see
-    grading's consistent tags)."""
+def answer_key(value: Any) -> str:
+    """A digest of an answer: numbers to 9 decimals (a float's last bits are noise),
+    anything else by its wire form; for telling one answer from another of the same
+    student, never for judging one."""
+    import hashlib
+
+    import numpy as np
+
+    try:
+        array = np.asarray(materialized(value), dtype=float)
+        data = b"n" + np.round(array, 9).tobytes() + repr(array.shape).encode()
+    except (TypeError, ValueError, OverflowError):
+        try:
+            data = b"w" + wire.dumps(value).encode()
+        except Exception:   # a value the wire cannot write: its type at least
+            data = b"t" + type(value).__name__.encode()
+    return hashlib.sha256(data).hexdigest()[:16]
+
+
+def _wrong_keys(wrong_answers, check):
+    """(tag, answer_key) of each wrong version's answer to this check."""
     out = []
     for m, wrong in wrong_answers:
-        if m.rule is not None or m.tag in out:
-            continue
-        try:
-            wrong = pick(wrong, check.pick)
-            # a NaN: the version has no answer here (a student's code would have failed)
-            if not values.contains_nonfinite(wrong) and not _equals(wrong, expected, check):
-                out.append(m.tag)
-        except NotComparable:
-            continue
+        if m.rule is None:
+            try:
+                out.append((m.tag, answer_key(pick(wrong, check.pick))))
+            except NotComparable:
+                continue
     return tuple(out)
 
 

@@ -25,25 +25,34 @@ def with_twins(exercise, pairs):
 
 
 def with_told_tags(pairs):
-    """A wrong version's tag is said only where the student's answers are that version's
-    everywhere it tells: one failed check whose answer is neither the right one nor the
-    version's (``could_name`` without the tag) shows the student did not make that
-    mistake, so a constant that equals a wrong version's answer on one input names
-    nothing."""
-    failed = [r for r, _ in pairs if r is not None and not r.passed and r.answered]
-    refuted = {t for r in failed for t in r.could_name if t not in r.tags}
-    if not refuted:
-        return pairs
+    """A wrong version's tag is said at a check only where the student's answers follow
+    that version: where the student gave this very answer to another check of the function
+    on which the version's answer differs, the answer is a constant that happens to equal
+    the version's here (a function returning 2 is not told it grouped heads round-robin
+    because round-robin gives 2 on one input)."""
+    answered = [r for r, _ in pairs if r is not None and r.answer_key]
     out = []
     for r, points in pairs:
-        if r is not None and refuted & set(r.tags):
-            r = dataclasses.replace(
-                r, tags=tuple(t for t in r.tags if t not in refuted),
-                lines=tuple(m for m in r.lines if not (
-                    isinstance(m, Msg) and m.code == "misconception"
-                    and m.values.get("tag") in refuted)))
+        if r is not None and r.tags:
+            refuted = _constant_tags(r, answered)
+            if refuted:
+                r = dataclasses.replace(
+                    r, tags=tuple(t for t in r.tags if t not in refuted),
+                    lines=tuple(m for m in r.lines if not (
+                        isinstance(m, Msg) and m.code == "misconception"
+                        and m.values.get("tag") in refuted)))
         out.append((r, points))
     return out
+
+
+def _constant_tags(result, answered):
+    """The tags of ``result`` its student's answers do not follow (see with_told_tags)."""
+    wrong = dict(result.wrong_keys)
+    return {tag for tag in result.tags if tag in wrong and any(
+        other is not result and other.function == result.function
+        and other.answer_key == result.answer_key
+        and dict(other.wrong_keys).get(tag, wrong[tag]) != wrong[tag]
+        for other in answered)}
 
 
 def twins_of(check, checks):

@@ -30,7 +30,8 @@ class CheckResult:
     shadowed: tuple = ()       # rule tags that matched too but yield to a wrong version
     reveal: str = "answer"     # what the check's feedback may show (see Check.reveal)
     output: str = ""           # what the student's code printed (failed visible checks)
-    could_name: tuple = ()     # wrong versions' tags whose answer here differs from the right one
+    answer_key: str = ""       # a digest of the (picked) answer: equal answers, equal keys
+    wrong_keys: tuple = ()     # (tag, digest of its wrong version's answer here) pairs
 
     @property
     def score(self) -> float:
@@ -52,7 +53,8 @@ class CheckResult:
         return {"passed": bool(self.passed), "lines": [plain(m) for m in self.lines],
                 "tags": [str(t) for t in self.tags], "answered": bool(self.answered),
                 "shadowed": [str(t) for t in self.shadowed],
-                "could_name": [str(t) for t in self.could_name],
+                "answer_key": str(self.answer_key),
+                "wrong_keys": [[str(t), str(k)] for t, k in self.wrong_keys],
                 "output": self.output[:OUTPUT_KEPT],
                 "margin": self.margin if isinstance(self.margin, float) else None}
 
@@ -64,11 +66,20 @@ class CheckResult:
                    lines=tuple(unplain(m) for m in data.get("lines", ())),
                    tags=tuple(t for t in data.get("tags", ()) if type(t) is str),
                    shadowed=tuple(t for t in data.get("shadowed", ()) if type(t) is str),
-                   could_name=tuple(t for t in data.get("could_name", ()) if type(t) is str),
+                   answer_key=data["answer_key"] if type(data.get("answer_key")) is str else "",
+                   wrong_keys=tuple((t, k) for t, k in _pairs(data.get("wrong_keys"))),
                    output=data["output"] if type(data.get("output")) is str else "",
                    answered=data.get("answered") is True,
                    margin=float(margin) if isinstance(margin, (int, float))
                    and not isinstance(margin, bool) else None, **base)
+
+
+def _pairs(value: Any) -> list[tuple[str, str]]:
+    """[tag, key] pairs of a result's plain data, each checked (the data crossed a fork)."""
+    if not isinstance(value, list):
+        return []
+    return [(p[0], p[1]) for p in value if isinstance(p, list) and len(p) == 2
+            and type(p[0]) is str and type(p[1]) is str]
 
 
 @dataclasses.dataclass(frozen=True)

@@ -158,6 +158,21 @@ def contains_nonfinite(value: Any) -> bool:
     return False
 
 
+def is_nothing(value: Any) -> bool:
+    """Whether an answer holds nothing: None, empty, or numbers that are all zero (what
+    the ``zeros`` stand-in returns; no mistake is read into it)."""
+    if value is None or (isinstance(value, (str, list, tuple, dict, set, frozenset))
+                         and not value):
+        return True
+    if isinstance(value, (list, tuple, np.ndarray)) or type(value) in (int, float):
+        try:
+            array = np.asarray(value, dtype=float)
+        except (TypeError, ValueError, OverflowError):
+            return False
+        return bool(array.size == 0 or np.all(array == 0))
+    return False
+
+
 def to_shape(value: Any, role: str = "answer") -> tuple[int, ...]:
     if isinstance(value, np.ndarray) and value.ndim == 1 and value.dtype.kind in "iu":
         value = tuple(value.tolist())
