@@ -178,21 +178,30 @@ def judge(check: Check, exercise: Exercise, outcome: CallOutcome, expected: Any,
 
 def answer_key(value: Any) -> str:
     """A digest of an answer: numbers to 9 decimals (a float's last bits are noise),
-    anything else by its wire form; for telling one answer from another of the same
-    student, never for judging one."""
+    anything else by a plain text of it (a sympy value by its tree: sympy is not imported
+    here); for telling one answer from another of the same student, never for judging."""
     import hashlib
+    import json
 
     import numpy as np
 
     try:
-        array = np.asarray(materialized(value), dtype=float)
+        array = np.asarray(value, dtype=float)
         data = b"n" + np.round(array, 9).tobytes() + repr(array.shape).encode()
     except (TypeError, ValueError, OverflowError):
-        try:
-            data = b"w" + wire.dumps(value).encode()
-        except Exception:   # a value the wire cannot write: its type at least
-            data = b"t" + type(value).__name__.encode()
+        data = b"t" + json.dumps(value, default=_plain_text, sort_keys=True).encode()
     return hashlib.sha256(data).hexdigest()[:16]
+
+
+def _plain_text(value: Any) -> Any:
+    """What json cannot write, as text: a sympy tree (``wire.Lazy``), an array's items."""
+    if isinstance(value, wire.Lazy):
+        return value.text
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    if isinstance(value, (set, frozenset)):
+        return sorted(map(repr, value))
+    return f"{type(value).__name__}:{value!r}"
 
 
 def _wrong_keys(wrong_answers, check):
