@@ -22,7 +22,8 @@ HANG_GUARD = 100
 
 
 # The optional extras a test may need (``@pytest.mark.extra(NAME)``), by what they install.
-EXTRAS = {"notebook": ("nbformat", "nbclient", "ipykernel"), "report": ("matplotlib", "jinja2")}
+EXTRAS = {"notebook": ("nbformat", "nbclient", "ipykernel"), "report": ("matplotlib", "jinja2"),
+          "browser": ("jupyterlab", "playwright")}
 
 
 def extra_missing(name):
