@@ -67,7 +67,7 @@ def test_the_intro_states_the_rule_in_both_languages():
     from grader.report.messages import render
 
     assert "imports, functions, classes and constants" in render(Msg("notebook-intro"), "en")
-    assert "import、函数、类和常量" in render(Msg("notebook-intro"), "zh")
+    assert "导入语句、函数、类和常量" in render(Msg("notebook-intro"), "zh")
 
 
 @pytest.fixture
