@@ -39,6 +39,7 @@ __all__ = ["INSTALL_COMMAND", "META_KEY", "NotebookUnavailable", "Result", "buil
            "check_all", "hint", "init", "nbformat_available", "notebook_path", "write"]
 
 GRADER_ROOT = Path(__file__).resolve().parents[2]   # the folder holding grader/
+NAMES = {"call": "ag.init", "ext": ".ipynb"}         # code in a sentence, in any language
 
 
 @dataclass
@@ -90,9 +91,9 @@ def notebook_path() -> Path:
         raise _Problem(Msg("notebook-not-initialised", call='ag.init("SET")'))
     if _state.path is not None:
         if not _state.path.is_file():
-            raise _Problem(Msg("notebook-no-file", path=str(_state.path)))
+            raise _Problem(Msg("notebook-no-file", path=str(_state.path), **NAMES))
         if _state.path.suffix.lower() != ".ipynb":
-            raise _Problem(Msg("notebook-not-ipynb", path=str(_state.path)))
+            raise _Problem(Msg("notebook-not-ipynb", path=str(_state.path), **NAMES))
         return _state.path
     session = os.environ.get("JPY_SESSION_NAME", "")
     if session.endswith(".ipynb") and Path(session).is_file():
@@ -100,7 +101,8 @@ def notebook_path() -> Path:
     found = sorted(Path.cwd().glob("*.ipynb"))
     if len(found) == 1:
         return found[0].resolve()
-    names = ", ".join(p.name for p in found) or Msg("notebook-none-in", folder=str(Path.cwd()))
+    names = ", ".join(p.name for p in found) or Msg("notebook-none-in", folder=str(Path.cwd()),
+                                                    **NAMES)
     raise _Problem(Msg("notebook-not-found", found=names,
                        call=f'ag.init("{_state.set_id}", path="work.ipynb")'))
 
