@@ -14,6 +14,7 @@ from conftest import ROOT
 # how a prompt ends: click's suffix after a colon or a [y/N]; never a printed line's end
 PROMPT_ENDS = (b": ", b"] ", "： ".encode())
 CTRL_C, CTRL_D = b"\x03", b"\x04"
+KEY_DELAY = 0.3   # seconds between a prompt and a key pressed at it
 
 
 def _own_terminal():
@@ -44,6 +45,11 @@ def through_a_terminal(args, answers, timeout=60, env=None):
             out += chunk
             if pending and out.endswith(PROMPT_ENDS):
                 answer = pending.pop(0)
+                if isinstance(answer, bytes):
+                    # a key, as a person presses it: once the prompt waits for input (a
+                    # Ctrl-C that lands between the prompt and its read is not seen by
+                    # Python's input until the next key)
+                    time.sleep(KEY_DELAY)
                 os.write(master, answer if isinstance(answer, bytes)
                          else answer.encode() + b"\n")
         elif proc.poll() is not None:
