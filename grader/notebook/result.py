@@ -40,7 +40,7 @@ class Result:
     def __repr__(self) -> str:
         out = list(self.notes) + list(self.lines)
         for ex in self.document.get("exercises", []):
-            out += _exercise_text(ex, self.lang)
+            out += _exercise_text(ex, self.lang) + [""]   # a blank line, as the terminal's
         if self.summary:
             out.append(self.summary)
         return "\n".join(out)
