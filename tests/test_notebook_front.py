@@ -89,6 +89,14 @@ PROBLEMS = {   # call -> the sentence, in en and zh ({path}: the folder of the t
               "day3 里没有练习 'nope'；它的练习有：temperature, attention_by_hand, attention"),
     "uninitialised": ('run the first cell first: ag.init("SET")',
                       '请先运行第一个单元格：ag.init("SET")'),
+    "not_ipynb": ("{path}/work.py is not a notebook (a .ipynb file); give ag.init the path of "
+                  "your saved .ipynb file",
+                  "{path}/work.py 不是笔记本（.ipynb 文件）；请把已保存的 .ipynb 文件的路径告诉 "
+                  "ag.init"),
+    "none": ('cannot tell which notebook to grade (no .ipynb file in {path}); name it: '
+             'ag.init("day3", path="work.ipynb")',
+             '无法确定要评分的笔记本（{path} 里没有 .ipynb 文件）；请指明它：'
+             'ag.init("day3", path="work.ipynb")'),
 }
 
 
@@ -105,6 +113,9 @@ def test_each_notebook_problem_is_one_sentence_in_the_students_language(ag, blan
     assert repr(ag.init("day3", path="missing.ipynb", course=ROOT, lang=lang)) == \
         said["init_path"]
     assert "missing.ipynb" in repr(ag.check("attention"))   # said again, not click's words
+    (tmp_path / "work.py").write_text("x = 1\n")
+    assert repr(ag.init("day3", path="work.py", course=ROOT, lang=lang)) == said["not_ipynb"]
+    assert repr(ag.init("day3", course=ROOT, lang=lang)) == said["none"]
     nbformat.write(blank, str(tmp_path / "work.ipynb"))
     assert ag.init("day3", path="work.ipynb", course=ROOT, lang=lang) is None
     for result in (ag.check("nope"), ag.hint("nope")):
