@@ -191,3 +191,19 @@ def test_a_cell_run_but_not_saved_is_named(blank, tmp_path, monkeypatch, lang):
     if lang == "en":   # saved as run: nothing to say
         text = run_unsaved(right, nbformat.from_dict(json.loads(json.dumps(right))), tmp_path)
         assert "Ctrl+S" not in text and "10 / 10" in text, text
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_ag_hint_shows_what_was_revealed_and_reveals_only_when_asked(ag, blank, tmp_path, lang):
+    """Looking again costs nothing: only next=True reveals (and counts) a hint."""
+    from grader.report.progress import Progress
+
+    nbformat.write(blank, str(tmp_path / "work.ipynb"))
+    ag.init("day3", path=tmp_path / "work.ipynb", course=ROOT, lang=lang)
+    counted = lambda: Progress(tmp_path).record("day3", "attention").hints   # noqa: E731
+    first = repr(ag.hint("attention"))
+    assert counted() == 0 and "ag.hint('attention', next=True)" in first
+    revealed = repr(ag.hint("attention", next=True))
+    assert counted() == 1 and ("hint 1 of 3" if lang == "en" else "第 1") in revealed
+    again = repr(ag.hint("attention"))
+    assert counted() == 1 and again.split("\n")[:2] == revealed.split("\n")[:2]

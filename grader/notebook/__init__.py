@@ -201,8 +201,12 @@ def check_all() -> Result:
     return _grade([])
 
 
-def hint(exercise_id: str) -> Result:
-    """The next hint of ``exercise_id`` (and those shown before), as ``attn-grade hint``."""
+def hint(exercise_id: str, next: bool = False) -> Result:
+    """The hints of ``exercise_id`` revealed so far; with ``next=True`` the next one too
+    (as ``attn-grade hint``: each hint revealed counts in your progress, so looking again
+    costs nothing and only ``next=True`` reveals)."""
+    from ..judge.msg import Msg
+    from ..report.messages import render
     from ..report.progress import Progress
     from ..report.student_view import hint_lines
 
@@ -213,9 +217,13 @@ def hint(exercise_id: str) -> Result:
         return problem.result
     assert _state.set_id is not None
     mine = Progress(folder)
-    shown = mine.record(_state.set_id, exercise_id).hints
-    if shown < len(exercise.hints):
+    shown, total = mine.record(_state.set_id, exercise_id).hints, len(exercise.hints)
+    if next and shown < total:
         shown = mine.hint_shown(_state.set_id, exercise_id)
         mine.save()
-    return Result(lang=_state.lang,
-                  lines=tuple(line for line in hint_lines(exercise, shown, _state.lang) if line))
+    lines = [line for line in hint_lines(exercise, shown, _state.lang) if line] if shown \
+        else []
+    if shown < total:
+        lines.append(render(Msg("notebook-hint-next", n=shown + 1, total=total,
+                                call=f"ag.hint({exercise_id!r}, next=True)"), _state.lang))
+    return Result(lang=_state.lang, lines=tuple(lines))
