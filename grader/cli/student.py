@@ -52,8 +52,8 @@ from .usage import SaidUsageError, StudentCommand
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="gradescope",
               show_default=True,
               help="The document of --json and --output: Gradescope's results.json, "
-                   "PrairieLearn's results.json, or a GitHub Classroom step's result "
-                   "(base64).")
+                   "PrairieLearn's results.json, a GitHub Classroom step's result "
+                   "(base64), or the notebook's (what ag.check shows).")
 @lang_option()
 @exercise_option()
 @course_option
