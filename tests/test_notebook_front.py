@@ -207,3 +207,13 @@ def test_ag_hint_shows_what_was_revealed_and_reveals_only_when_asked(ag, blank, 
     assert counted() == 1 and ("hint 1 of 3" if lang == "en" else "第 1") in revealed
     again = repr(ag.hint("attention"))
     assert counted() == 1 and again.split("\n")[:2] == revealed.split("\n")[:2]
+
+
+def test_a_notebook_check_is_an_attempt_in_progress(ag, blank, tmp_path):
+    from grader.report.progress import Progress
+
+    nbformat.write(blank, str(tmp_path / "work.ipynb"))
+    ag.init("day3", path=tmp_path / "work.ipynb", course=ROOT, lang="en")
+    ag.check("attention")
+    ag.check("attention")
+    assert Progress(tmp_path).record("day3", "attention").attempts == 2

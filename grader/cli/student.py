@@ -94,7 +94,8 @@ def grade(set_id: str, submission: str | None, upload: str | None, as_json: bool
         document = report.not_graded(exercise_set.id, selected, *problem)
     else:
         document = report.gradescope(run, lang, hidden_visibility, mine.hints_used(set_id))
-        if not as_json and not upload:   # a student's own run: remember it
+        # a student's own run (in a terminal, or a notebook's check): remember it
+        if (not as_json or fmt == "notebook") and not upload:
             mine.graded(run)
             mine.save()
     if output:
