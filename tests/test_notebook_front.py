@@ -176,6 +176,7 @@ def run_unsaved(saved, ran, folder):
     return next(o["data"]["text/plain"] for o in cell.outputs if "data" in o)
 
 
+@pytest.mark.slow   # a real kernel: run by .ci/run's `pytest -m "extra or slow"` step
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_a_cell_run_but_not_saved_is_named(blank, tmp_path, monkeypatch, lang):
     monkeypatch.setenv("PYTHONPATH", str(ROOT))
