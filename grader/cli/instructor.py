@@ -12,8 +12,6 @@ import click
 from ..course import draws
 from ..course import loader as spec_loader
 from ..errors import CourseError, ExitCode, Refusal
-from ..instructor.class_output import class_report_text, require_matplotlib
-from ..instructor.grade_job import GradeJob
 from ..judge.msg import Msg
 from ..report import render as report
 from ..run import sandbox
@@ -160,7 +158,9 @@ def grade_all_command(set_id: str, submissions: str, out_dir: str, jobs: int, fo
     total, per-exercise scores). A re-run grades only students whose stub files
     changed.
     """
+    from ..instructor.class_output import require_matplotlib
     from ..instructor.forked_worker import current_folder_off_path
+    from ..instructor.grade_job import GradeJob
     from ..instructor.gradebook import grade_all
 
     click.get_current_context().with_resource(current_folder_off_path())
@@ -207,6 +207,8 @@ def _progress(submissions: str):
 def _write_class_report(folder: Path, output: Path, lang: str, fmt: str, course,
                         exercise_set=None) -> None:
     """Write the class report of the results in ``folder`` to ``output``, and say so."""
+    from ..instructor.class_output import class_report_text
+
     write_output(output, class_report_text(folder, output, lang, fmt, course, exercise_set),
                  lang)
     say(Msg("class-wrote", path=output), lang)
