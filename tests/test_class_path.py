@@ -604,14 +604,21 @@ def test_ctrl_c_while_the_rest_of_a_class_is_prepared_leaves_no_class_folder(
     import threading
     import time
 
-    events = []
+    events, pools = [], []
     prepare = gradebook._prepare
     main = threading.main_thread().ident
+
+    class Recorded(batch.Pool):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            pools.append(self)
 
     def prepared(submission, *args):
         if submission.student == "cy":
             signal.pthread_kill(main, signal.SIGINT)
-            time.sleep(0.3)
+            deadline = time.monotonic() + 30   # until the main thread has closed the pool
+            while not (pools and pools[0].closed) and time.monotonic() < deadline:
+                time.sleep(0.01)
         try:
             out = prepare(submission, *args)
         except BaseException as exc:
@@ -622,6 +629,7 @@ def test_ctrl_c_while_the_rest_of_a_class_is_prepared_leaves_no_class_folder(
 
     monkeypatch.setattr(gradebook, "_prepare", prepared)
     monkeypatch.setattr(batch, "Worker", _stand_in_worker())
+    monkeypatch.setattr(batch, "Pool", Recorded)
     monkeypatch.setattr(batch, "_shared_zygote", lambda jobs: None)
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
     (tmp_path / "tmp").mkdir()
