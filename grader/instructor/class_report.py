@@ -7,11 +7,9 @@ Gradescope results documents. ``aggregate`` is a pure function: plain data in
 out (what ``class_page`` draws and ``--format json`` writes). Totals are each
 document's ``score``, the very number ``grade-all`` writes to the CSV.
 
-An exercise counts as attempted by a student whose document has any check of it that
-ran their code (not "not implemented yet", not a missing file); the per-exercise table,
-the failed checks and the misconceptions count only those, so that what the class got
-wrong is not drowned by work nobody handed in. Those who attempted nothing are counted
-on their own.
+An exercise is attempted where a check of it ran the student's code (not "not implemented
+yet", not a missing file); the per-exercise table, the failed checks and the
+misconceptions count only those, and those who attempted nothing are counted apart.
 """
 
 import csv
@@ -165,6 +163,7 @@ def _student(entry):
     extra = _extra(doc)
     name = extra.get("student") or Path(entry["file"]).stem
     status = extra.get("status") or ("error" if extra.get("error") else "graded")
+    tested = _tested(doc)
     tags = {}
     for test in _tests(doc):
         if test.get("status") != "passed":
@@ -172,8 +171,8 @@ def _student(entry):
                 tags.setdefault(str(tag), None)
     return {"student": str(name), "file": entry["file"], "score": _num(doc.get("score")),
             "max_score": _num(doc.get("max_score")), "status": str(status),
-            "tags": list(tags), "errors": _student_errors(doc, status),
-            "attempted": _attempted(doc, status),
+            "tags": list(tags), "errors": _student_errors(tested, status),
+            "attempted": _attempted(tested, status),
             "exercises": {str(e.get("exercise")): _num(e.get("score"))
                           for e in _list(extra.get("exercises")) if isinstance(e, dict)}}
 
@@ -198,18 +197,26 @@ def _where(test):
     return str(extra.get("exercise") or exercise), str(extra.get("check") or check or name)
 
 
-def _attempted(doc, status):
-    """The exercises of ``doc`` with a check that ran the student's code."""
-    if status != "graded":
-        return []
-    tried = {}
+def _tested(doc):
+    """(exercise, passed, the error kinds its output reports) of each test of ``doc``: a
+    failed test's lines classified once, for its errors and for what was attempted."""
+    out = []
     for test in _tests(doc):
         exercise, _ = _where(test)
-        lines = [ln for ln in str(test.get("output", "")).splitlines() if ln.strip()]
-        ran = test.get("status") == "passed" or not any(
-            classify(ln) in UNATTEMPTED_KINDS for ln in lines)
-        tried[exercise] = tried.get(exercise, False) or ran
-    return [exercise for exercise, ran in tried.items() if ran]
+        passed = test.get("status") == "passed"
+        kinds = () if passed else tuple(dict.fromkeys(
+            kind for kind in map(classify, str(test.get("output", "")).splitlines()) if kind))
+        out.append((exercise, passed, kinds))
+    return out
+
+
+def _attempted(tested, status):
+    """The exercises with a check that ran the student's code."""
+    if status != "graded":
+        return []
+    tried = {exercise for exercise, passed, kinds in tested
+             if passed or not UNATTEMPTED_KINDS.intersection(kinds)}
+    return [exercise for exercise in dict.fromkeys(e for e, _, _ in tested) if exercise in tried]
 
 
 def _exercises(entries, students):
@@ -307,23 +314,18 @@ def _errors(students):
             for kind, item in sorted(kinds.items(), key=lambda kv: (-kv[1]["students"], kv[0]))]
 
 
-def _student_errors(doc, status):
+def _student_errors(tested, status):
     """kind -> exercises where this student's code hit it."""
     if status == "empty":
         return {"empty": []}
     if status == "error":
         return {"not-graded": []}
     out = {}
-    for test in _tests(doc):
-        if test.get("status") == "passed":
-            continue
-        exercise, _ = _where(test)
-        for line in str(test.get("output", "")).splitlines():
-            kind = classify(line)
-            if kind:
-                exercises = out.setdefault(kind, [])
-                if exercise not in exercises:
-                    exercises.append(exercise)
+    for exercise, _, kinds in tested:
+        for kind in kinds:
+            exercises = out.setdefault(kind, [])
+            if exercise not in exercises:
+                exercises.append(exercise)
     return out
 
 
