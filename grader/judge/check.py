@@ -154,8 +154,9 @@ def judge(check: Check, exercise: Exercise, outcome: CallOutcome, expected: Any,
     except NotComparable as exc:
         return CheckResult(passed=False, lines=(exc.msg,), **base)
     expected = pick(expected, check.pick)
-    base["answer_key"] = answer_key(answer)
+    # the digests a tag's evidence reads (credit.with_told_tags): none without a wrong version
     base["wrong_keys"] = _wrong_keys(wrong_answers, check)
+    base["answer_key"] = answer_key(answer) if base["wrong_keys"] else ""
     verdict = cmp.compare(answer, expected, check.compare)
     if verdict.passed:
         return CheckResult(passed=True, lines=(verdict.tolerance, *notes), margin=verdict.margin,
@@ -292,8 +293,7 @@ def _truncated(answer, expected, decimals):
     import numpy as np
 
     try:
-        got = np.asarray(materialized(answer), dtype=float)
-        want = np.asarray(materialized(expected), dtype=float)
+        got, want = np.asarray(answer, dtype=float), np.asarray(expected, dtype=float)
     except (TypeError, ValueError, OverflowError):
         return False
     if got.shape != want.shape or not np.isfinite(got).all() or not np.isfinite(want).all():
