@@ -46,8 +46,7 @@ def drawn(exercise_set: ExerciseSet, folder: str | Path,
     sets = {n: load_set(course, exercise_set.id, seed_offset=n,
                         only=[ex_id for ex_id, k in picks.items() if k == n])
             for n in set(picks.values()) - {0}}
-    chosen = {e.id: e for n, drawn_set in sets.items() for e in drawn_set.exercises
-              if picks.get(e.id) == n}
+    chosen = {e.id: e for drawn_set in sets.values() for e in drawn_set.exercises}
     return dataclasses.replace(exercise_set, exercises=tuple(
         chosen.get(e.id, e) if picks[e.id] else e for e in exercise_set.exercises))
 

@@ -62,7 +62,7 @@ def bubblewrap_works() -> bool:
     if not bwrap:
         return False
     fact = _probe_fact(bwrap)
-    if fact and cache.remembered(fact):
+    if _remembered(fact):
         return True
     probe = _PROBE.pop(bwrap, None) or _probe(bwrap)
     try:
@@ -84,13 +84,17 @@ os.register_at_fork(after_in_child=_PROBE.clear)
 def probe_early() -> None:
     """Start bubblewrap's probe without waiting for it (``bubblewrap_works`` reads it):
     a cold start then runs it beside the grader's imports, not before them."""
+    bwrap = bwrap_path()
+    if bwrap and bwrap not in _PROBE and bubblewrap_works.cache_info().currsize == 0 \
+            and not _remembered(_probe_fact(bwrap)):
+        _PROBE[bwrap] = _probe(bwrap)
+
+
+def _remembered(fact: str | None) -> bool:
+    """Whether this bwrap was seen working before, this boot (see _probe_fact)."""
     from ..course import cache
 
-    bwrap = bwrap_path()
-    if bwrap and bwrap not in _PROBE and bubblewrap_works.cache_info().currsize == 0:
-        fact = _probe_fact(bwrap)
-        if not (fact and cache.remembered(fact)):
-            _PROBE[bwrap] = _probe(bwrap)
+    return fact is not None and cache.remembered(fact)
 
 
 def _probe(bwrap: str):
