@@ -25,7 +25,6 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 RACE = ROOT / "bench" / "race"
-FLOOR = [sys.executable, "-c", "import numpy, sympy, pytest, click, yaml"]
 # as on the platform: bytecode written, nothing cached from an earlier run
 ENV = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE",
                                                           "XDG_CACHE_HOME")}
@@ -38,10 +37,6 @@ def seconds(argv, cwd=ROOT, env=None):
     if proc.returncode not in (0, 1):
         sys.exit(f"{' '.join(map(str, argv))} failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
     return elapsed, proc
-
-
-def floor(repeat):
-    return min(seconds(FLOOR)[0] for _ in range(repeat))
 
 
 def export(out, *extra):
@@ -146,13 +141,14 @@ def main():
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--only", nargs="*", default=None)
     args = parser.parse_args()
-    base = floor(args.repeat)
+    # speed's floor and table (speed imports this module for its own rows)
+    import speed
+
+    base = speed.floor(args.repeat)
     print(f"import floor: {base:.3f} s (best of {args.repeat})")
     with tempfile.TemporaryDirectory(prefix="attn-grade-hosted-") as tmp:
-        table = rows(Path(tmp), args.repeat, set(args.only or ["prairielearn", "race"]), base)
-    width = max(len(r[0]) for r in table)
-    for name, value, ratio, target in table:
-        print(f"{name:<{width}}  {value:>14}  {ratio:>7}  target {target}")
+        speed.print_rows(rows(Path(tmp), args.repeat,
+                              set(args.only or ["prairielearn", "race"]), base))
 
 
 if __name__ == "__main__":

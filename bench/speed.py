@@ -268,14 +268,19 @@ def main():
             t = timed([*GRADER, "dev", "mutants"])[0]
             rows.append(("dev mutants, both sets", f"{t:.1f} s", "", "<= 60 s"))
         rows += hosted.rows(tmp, args.repeat, want, base)
-    width = max(len(r[0]) for r in rows)
-    for name, value, ratio, target in rows:
-        print(f"{name:<{width}}  {value:>14}  {ratio:>7}  target {target}")
+    print_rows(rows)
     if "forms" in want:
         print("slowest answer forms (the corpus's exercise graded alone, cold, beyond the "
               "reference's; median of 3 each):")
         for exercise, forms, extra in slowest:
             print(f"  {extra * 1000:+6.0f} ms  {exercise}: {forms}")
+
+
+def print_rows(rows):
+    """The table: a figure, its value, its ratio to the floor, its target."""
+    width = max(len(r[0]) for r in rows)
+    for name, value, ratio, target in rows:
+        print(f"{name:<{width}}  {value:>14}  {ratio:>7}  target {target}")
 
 
 def corpus_rows(label, base, targets, measure, unit="s"):
