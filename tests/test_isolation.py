@@ -489,6 +489,18 @@ def test_child_finds_a_venvs_libraries_before_importing_numpy(tmp_path, venv_pyt
     assert proc.stdout.strip() == str(venv_python)
 
 
+def _owned_in_tmp(uid):
+    """Entries of /tmp owned by uid; other tests' entries may vanish while this looks."""
+    owned = []
+    for path in Path("/tmp").iterdir():
+        try:
+            if path.lstat().st_uid == uid:
+                owned.append(path)
+        except FileNotFoundError:
+            continue
+    return owned
+
+
 @ROOT_ONLY
 def test_files_a_run_leaves_in_tmp_go_with_its_uid(tmp_path, reachable_python):
     folder = RunFolder(sandbox.plan("process"))
@@ -496,11 +508,11 @@ def test_files_a_run_leaves_in_tmp_go_with_its_uid(tmp_path, reachable_python):
     process = StudentProcess(folder, _student(tmp_path, "fill", FILL), "fill", Limits(), "process")
     try:
         assert process.call("fill", ["/tmp", 2]).value == 2   # /tmp/fill-0 and fill-1
-        assert [p for p in Path("/tmp").iterdir() if p.lstat().st_uid == uid]
+        assert _owned_in_tmp(uid)
     finally:
         process.close()
         folder.close()
-    assert not [p for p in Path("/tmp").iterdir() if p.lstat().st_uid == uid]
+    assert not _owned_in_tmp(uid)
 
 
 NON_ROOT_GRADER = '''
