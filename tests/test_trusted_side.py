@@ -70,6 +70,9 @@ ATTACKS = {
 
 
 LONGEST = "a formula that costs 3**(10**8)"
+# its judging burns a core until the fork's budget (the call limit + 2 s) ends it: the
+# shortest call limit makes that budget 2.5 s, not 4 s
+LONGEST_LIMITS = ("--time-limit", "0.5", "--lang", "en")
 
 # checks of the functions an attack leaves alone: they keep their points
 INTACT = {"self-test-q4": ("cells-2000", "cells-formula", "cells-random-a"),
@@ -131,7 +134,8 @@ def attack_runs(request, tmp_path_factory):
         for module, text in files.items():
             text = _kv_cache_with(text) if module == "kv_cache" else text
             (folder / f"{module}.py").write_text(text, encoding="utf-8")
-        args = [SET, "--submission", folder, "--json", "--exercise", exercise, *LIMITS]
+        args = [SET, "--submission", folder, "--json", "--exercise", exercise,
+                *(LONGEST_LIMITS if name == LONGEST else LIMITS)]
         if level == "process":
             args = (args + ["--isolation", "process"], _process_level_python())
         jobs.append(args)
@@ -161,9 +165,9 @@ def test_an_answer_against_the_trusted_side_fails_only_its_checks(attack_runs, n
 def test_an_overrun_says_the_check_took_too_long(attack_runs):
     doc, _ = attack_runs["a formula that costs 3**(10**8)", "default"]
     test = next(t for t in doc["tests"] if t["extra_data"]["check"] == "cells-formula")
-    # the fork's CPU budget (the 2 s call limit + 2) ends it first on a quiet machine; on a
-    # loaded one the fork gets less CPU than wall time and the answer's own 5 s ends it
-    assert re.search(r"took longer than [45] s", test["output"]), test["output"]
+    # the fork's CPU budget (the 0.5 s call limit + 2) ends it first on a quiet machine; on
+    # a loaded one the fork gets less CPU than wall time and the answer's own 5 s ends it
+    assert re.search(r"took longer than (2\.5|5) s", test["output"]), test["output"]
 
 
 def test_nan_formula_is_named(attack_runs):
@@ -246,9 +250,9 @@ def greedy(logits):
 def test_a_huge_answer_string_makes_a_small_report(tmp_path):
     folder = _submission(tmp_path, temperature='''
 def softmax(logits, T=1.0):
-    return "x" * 15_000_000
+    return "x" * 4_000_000
 def greedy(logits):
-    return "y" * 15_000_000
+    return "y" * 4_000_000
 ''')
     out = tmp_path / "results.json"
     start = time.monotonic()
