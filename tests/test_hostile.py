@@ -307,6 +307,19 @@ LOOP_LIMITS = [*LIMITS[:LIMITS.index("--time-limit")], "--time-limit", "0.5",
                *LIMITS[LIMITS.index("--time-limit") + 2:]]
 
 
+# for the CPU limit's message, on the first check alone: a loop in every call would burn
+# a core-second for each of the child's restarts
+LOOP_IN_THE_FIRST_CHECK = """
+def softmax(logits, T=1.0):
+    if T == 1.0 and list(logits) == [2, 1, 0]:
+        while True: pass
+    raise NotImplementedError
+
+def greedy(logits):
+    raise NotImplementedError
+"""
+
+
 def limits_for(attack):
     return LOOP_LIMITS if attack == "infinite loop" else LIMITS
 
@@ -320,7 +333,7 @@ def hostile_jobs():
              for attack in PROCESS_LEVEL]
     # a time limit far above the CPU limit: under a loaded CI the loop was starved of a
     # core for 20 s before it had used its 1 s of CPU (the message named the wrong limit)
-    jobs.append((("infinite loop", "cpu"), ATTACKS["infinite loop"],
+    jobs.append((("infinite loop", "cpu"), LOOP_IN_THE_FIRST_CHECK,
                  ["--exercise", "temperature", "--time-limit", "60", "--cpu-limit", "1"]))
     jobs += [(("kill every process", level), KILL_ALL,
               [*LIMITS, *SELECTION, "--exercise", "attention", "--isolation", level])

@@ -329,9 +329,9 @@ def test_a_starved_trusted_fork_is_not_an_overrun_and_a_busy_one_is():
 SLOW_ELEMENTS = '''
 import sympy as S
 
-# each element evaluates in about half a second, under the per-element limit (the test
-# halves an answer's deadline and an exercise's allowance: 10**160000, a second, for the
-# grader's own)
+# each element evaluates in about half a second, under the per-element limit (2 s); the
+# test quarters an answer's deadline and an exercise's allowance (10**160000, a second, for
+# the grader's own)
 SLOW = S.sin(S.Pow(S.Integer(10), S.Integer(100000), evaluate=False), evaluate=False)
 
 
@@ -343,14 +343,15 @@ def greedy(logits):
     return SLOW
 '''
 REPORTS_WITHIN = 60   # seconds: one such answer must not hold a whole set's grading longer
-# The CLI with an answer's deadline and an exercise's allowance half the grader's (5 s and
-# 10 s), for answers half as slow to read: the same story in half the trusted CPU seconds.
-HALF_ALLOWANCE = """
+# The CLI with an answer's deadline and an exercise's allowance a quarter of the grader's
+# (5 s and 10 s): three such elements outlast an answer's deadline, two answers the
+# exercise's allowance; the same story in a quarter of the trusted CPU seconds.
+QUARTER_ALLOWANCE = """
 import sys
 from grader import grading
 from grader.judge import jobs
 assert (jobs.ANSWER_SECONDS, jobs.EXERCISE_SECONDS, grading.EXERCISE_SECONDS) == (5, 10, 10)
-jobs.ANSWER_SECONDS, jobs.EXERCISE_SECONDS, grading.EXERCISE_SECONDS = 2.5, 5.0, 5.0
+jobs.ANSWER_SECONDS, jobs.EXERCISE_SECONDS, grading.EXERCISE_SECONDS = 1.25, 2.5, 2.5
 from grader.cli import main
 main(prog_name="attn-grade")
 """
@@ -366,7 +367,7 @@ def test_answers_slow_to_read_cost_their_own_exercise_a_bounded_time(submission)
     from conftest import DAY3_MAX, FULL_DAY3
 
     folder = submission(SET, temperature=SLOW_ELEMENTS)
-    proc = subprocess.run([sys.executable, "-c", HALF_ALLOWANCE, SET, "--submission", folder,
+    proc = subprocess.run([sys.executable, "-c", QUARTER_ALLOWANCE, SET, "--submission", folder,
                            "--json", "--lang", "en"], cwd=ROOT, capture_output=True,
                           text=True, timeout=REPORTS_WITHIN)
     assert proc.returncode == 1, proc.stderr
