@@ -6,7 +6,7 @@ import re
 import shutil
 
 import pytest
-from conftest import EXERCISES, ROOT, SOLUTIONS, grade_many
+from conftest import EXERCISES, ROOT, SOLUTIONS, grade_in_workers, grade_many
 
 from grader.course import loader
 from grader.course.spec import Course
@@ -57,9 +57,9 @@ def runs(tmp_path_factory):
         jobs.append([set_id, "--submission", folder, "--json", "--lang", "en",
                      "--exercise", exercise])
     out = {}
-    for name, (proc, _) in zip(CASES, grade_many(jobs)):
-        assert proc.returncode in (0, 1), proc.stderr
-        out[name] = {t["extra_data"]["check"]: t for t in json.loads(proc.stdout)["tests"]}
+    for name, (code, doc) in zip(CASES, grade_in_workers(jobs)):
+        assert code in (0, 1), doc
+        out[name] = {t["extra_data"]["check"]: t for t in doc["tests"]}
     return out
 
 
