@@ -320,8 +320,8 @@ def test_a_hidden_test_names_the_limit_the_run_was_given(tmp_path):
     (tmp_path / "attention.py").write_text(right.replace("def attention(", "def _right(") + """
 def attention(Q, K, V, causal=True):
     if V.shape[-1] == 4 and Q.shape[-1] == 8:   # the hidden tests' inputs: hang
-        while True:
-            pass
+        import time
+        time.sleep(3600)
     return _right(Q, K, V, causal)
 """)
     exercise_set = loader.load_set(Course(ROOT), "day3")

@@ -63,7 +63,7 @@ def child(tmp_path, level, request):
     (tmp_path / "sub" / "mod.py").write_text(CODE, encoding="utf-8")
     folder = RunFolder(sandbox.plan(level))
     process = StudentProcess(folder, tmp_path / "sub", "mod",
-                             Limits(time=1.0, answer=1_000_000, output=100), level)
+                             Limits(time=0.4, answer=1_000_000, output=100), level)
     yield process
     process.close()
     folder.close()
