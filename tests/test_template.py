@@ -45,6 +45,12 @@ def hang():
     import time
     time.sleep(3600)
 
+def template_cpu_limit():
+    """The soft CPU limit of the process that forked this child: its template."""
+    import os
+    with open(f"/proc/{os.getppid()}/limits") as f:
+        return next(line for line in f if line.startswith("Max cpu time")).split()[3]
+
 def die():
     import os
     os._exit(3)
@@ -298,6 +304,23 @@ def zygote():
     made = Zygote()
     yield made
     made.close()
+
+
+@pytest.mark.skipif(not sandbox.bubblewrap_works(), reason="bubblewrap is not available here")
+@pytest.mark.parametrize("from_zygote", [False, pytest.param(True, marks=ZYGOTE)])
+def test_no_template_has_a_cpu_limit_whichever_way_it_started(from_zygote, tmp_path, request,
+                                                              monkeypatch):
+    """Started in its own sandbox or forked into one by the zygote, a template carries
+    no CPU limit (its children each get theirs): see the busy-template test above."""
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    tmp_path.chmod(0o755)
+    (tmp_path / "sub").mkdir(mode=0o755)
+    (tmp_path / "sub" / "clean.py").write_text(CLEAN)
+    zygote = request.getfixturevalue("zygote") if from_zygote else None
+    with run_folder("bubblewrap", tmp_path / "sub", zygote) as (_, process):
+        child = process("clean", cpu=1)
+        assert child.call("template_cpu_limit").value == "unlimited"
 
 
 @ZYGOTE
