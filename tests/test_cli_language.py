@@ -130,6 +130,30 @@ def test_every_help_line_a_student_command_needs_is_translated():
 
 
 
+@pytest.mark.parametrize("args", [["--lang", "zh", "--help"], ["--help", "--lang", "zh"]])
+def test_the_programs_own_lang_chooses_its_help_and_the_commands_language(args, monkeypatch):
+    monkeypatch.setenv("LANG", "en_US.UTF-8")
+    monkeypatch.delenv("LC_ALL", raising=False)
+    monkeypatch.delenv("LC_MESSAGES", raising=False)
+    proc = invoke(*args)
+    assert proc.returncode == 0 and proc.stdout.startswith("用法：attn-grade SET"), proc.stderr
+    assert "--lang" in proc.stdout   # the option is listed, with its Chinese help
+    listed = invoke("--lang", "zh", "list").stdout
+    assert "自注意力" in listed and not english_words(listed.split("\n", 1)[0])
+    monkeypatch.setenv("LANG", "zh_CN.UTF-8")
+    assert invoke("--lang", "en", "list").stdout.startswith("c3-l2  C3 lesson 2")
+
+
+def test_the_programs_help_names_the_same_commands_in_both_languages():
+    """The summary at the top of ``--help``: every ``attn-grade WORD`` line in one
+    language has its twin in the other."""
+    def commands(text):
+        return re.findall(r"^\s*attn-grade (\S+ ?(?:day3|SET)?)", text, flags=re.MULTILINE)
+
+    english, chinese = (invoke("--lang", lang, "--help").stdout for lang in ("en", "zh"))
+    assert commands(english) == commands(chinese) and len(commands(english)) >= 12
+
+
 def test_the_programs_help_follows_a_chinese_locale():
     env = {**os.environ, "LC_ALL": "", "LC_MESSAGES": "", "LANG": "zh_CN.UTF-8"}
     proc = run_cli("--help", env=env)

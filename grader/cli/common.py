@@ -16,6 +16,7 @@ from ..errors import CourseError, ExitCode, Refusal
 from ..files import write_atomic
 from ..judge.msg import Msg
 from ..report import render as report
+from .options import program_lang_option
 from .usage import asked_lang, format_group_help, usage_error_text
 
 EPILOG = """\b
@@ -125,6 +126,7 @@ class SetOrCommand(click.Group):
 @click.group(cls=SetOrCommand, epilog=EPILOG,
              context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(version=__version__, prog_name="attn-grade")
+@program_lang_option
 def main() -> None:
     """Auto-graded exercises on transformer self-attention.
 
@@ -133,6 +135,11 @@ def main() -> None:
     attn-grade day3 --submission DIR      grade another folder of the same files
     attn-grade day3 --json                print a Gradescope results.json
     attn-grade list                       sets and exercises with points
+    attn-grade show day3 ID               read an exercise
+    attn-grade hint day3 ID               see a hint
+    attn-grade quiz day3                  answer the typed-in questions here
+    attn-grade watch day3                 grade each time you save
+    attn-grade progress                   your progress
     \b
     For instructors:
     attn-grade new SET ID                 start an exercise (YAML, stub, reference,

@@ -47,11 +47,21 @@ student_option = click.option(
 def lang_option(default: str | None = None,
                 help: str = "Language of everything shown (default: from the locale).",
                 ) -> Callable[[F], F]:
-    """``--lang``: the command gets a language, the locale's when none is given."""
+    """``--lang``: the command gets a language; when none is given, the one given before
+    the command's name (``attn-grade --lang zh list``), else the locale's."""
     return click.option(
         "--lang", type=click.Choice(LANGUAGES), default=default,
         show_default=default is not None, help=help,
-        callback=lambda ctx, param, value: value or default_lang())
+        callback=lambda ctx, param, value: value or ctx.meta.get("lang") or default_lang())
+
+
+def program_lang_option(function: F) -> F:
+    """The program's own ``--lang`` (``attn-grade --lang zh --help``): its help and the
+    command after it speak that language (``SetOrCommand.parse_args`` keeps it in
+    ``ctx.meta``, which the command's context shares)."""
+    return click.option("--lang", type=click.Choice(LANGUAGES), expose_value=False,
+                        help="Language of everything shown (default: from the locale).",
+                        )(function)
 
 
 def isolation_option(
