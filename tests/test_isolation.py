@@ -310,6 +310,7 @@ def test_only_a_bubblewrap_runs_uid_is_killed_from_a_thread_of_the_graders(monke
     monkeypatch.setattr(uids, "_kill_all_as", lambda uid: calls.append(("thread", uid)))
     monkeypatch.setattr(uids, "_kill_all_in_fork", lambda uid: calls.append(("fork", uid)))
     monkeypatch.setattr(uids, "_CLEAN", [])
+    monkeypatch.setattr(uids, "_marked_clean", lambda fd: False)   # as if a grader died
     run_plan = sandbox.plan("bubblewrap")
     uid = run_plan.identity.uid
     run_plan.release()
@@ -587,6 +588,45 @@ def test_copies_keep_the_course_layout_a_reference_relies_on():
     exercise_set = spec_loader.load_set(course, "day3")
     result = grade_set(exercise_set, exercise_set.solutions_dir, "bubblewrap", only={"kv_cache"})
     assert result.all_passed, [c.lines for e in result.exercises for c in e.checks if not c.passed]
+
+
+@ROOT_ONLY
+def test_a_claim_scrubs_only_a_uid_its_last_holder_did_not_release_clean(monkeypatch):
+    """Released (and so scrubbed), a uid's lock says so: its next claim, in any process,
+    has nothing to scrub.  Claimed again, it is unmarked until released: a holder that
+    dies holding it leaves it to be scrubbed."""
+    monkeypatch.setattr(uids, "_CLEAN", [])
+    monkeypatch.setattr(uids, "UID_BASE", uids.UID_BASE + uids.UID_COUNT - 128)
+    monkeypatch.setattr(uids, "UID_COUNT", 64)   # this test's own uids (as below)
+    scrubbed = []
+    real = uids.scrub
+    monkeypatch.setattr(uids, "scrub", lambda uid, **kw: (scrubbed.append(uid),
+                                                         real(uid, **kw)))
+
+    def unlocked_after_release(identity):
+        identity.release()
+        for kept in uids._CLEAN:   # as when this process ends: the lock goes
+            os.close(kept.lock_fd)
+        uids._CLEAN.clear()
+
+    first = uids.claim_identity()
+    unlocked_after_release(first)
+    scrubbed.clear()
+    second = uids.claim_identity()
+    assert second.uid == first.uid and scrubbed == []
+    os.close(second.lock_fd)   # its holder dies
+    third = uids.claim_identity()
+    assert third.uid == first.uid and scrubbed == [first.uid]
+    third.release()                  # kept, locked and clean, for this process's next run
+    fourth = uids.claim_identity()   # that run: unmarked while it holds the uid
+    assert fourth.uid == first.uid
+    os.close(fourth.lock_fd)         # and it dies
+    scrubbed.clear()
+    fifth = uids.claim_identity()
+    try:
+        assert fifth.uid == first.uid and scrubbed == [first.uid]
+    finally:
+        unlocked_after_release(fifth)
 
 
 @ROOT_ONLY
