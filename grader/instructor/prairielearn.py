@@ -191,13 +191,11 @@ ARGS=(--upload "$ROOT/student" --course "$HERE" --format prairielearn --output "
 if [ -n "$EXERCISE" ]; then ARGS+=(--exercise "$EXERCISE"); fi
 # a level to use instead of the strongest available (info.json's "environment" may set it)
 if [ -n "${{ATTN_GRADE_ISOLATION:-}}" ]; then ARGS+=(--isolation "$ATTN_GRADE_ISOLATION"); fi
-# the vendored packages only where the image has none of its own (the stock image lacks
-# pytest; an image built from our Dockerfile has it, compiled)
-VENDOR=""
-"$PYTHON" -c 'import importlib.util as u, sys; sys.exit(u.find_spec("pytest") is None)' \\
-  2>/dev/null || VENDOR=":$HERE/vendor"
-cd "$HERE" && PYTHONPATH="$HERE$VENDOR" "$PYTHON" -m grader "$SET" "${{ARGS[@]}}" \\
-  > /dev/null 2> "$LOG"
+# the vendored packages come last on the grader's path (ATTN_GRADE_VENDOR): the image's
+# own first where it has them (the stock image lacks pytest; an image built from our
+# Dockerfile has it, compiled), without a Python start to ask it
+cd "$HERE" && ATTN_GRADE_VENDOR="$HERE/vendor" PYTHONPATH="$HERE" \\
+  "$PYTHON" -m grader "$SET" "${{ARGS[@]}}" > /dev/null 2> "$LOG"
 status=$?
 cat "$LOG" >&2    # the job's log, for the course staff
 rm -f "$LOG"
