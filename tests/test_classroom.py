@@ -10,6 +10,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 
 import jsonschema
 import pytest
@@ -118,7 +119,9 @@ def _environment(tmp_path, job_env):
     temp.mkdir()
     outputs = tmp_path / "github-output"
     outputs.touch()
-    return {**os.environ, **job_env, "RUNNER_TEMP": str(temp),
+    # the runner's attn-grade is the one installed beside this Python, activated or not
+    path = f"{os.path.dirname(sys.executable)}{os.pathsep}{os.environ['PATH']}"
+    return {**os.environ, **job_env, "RUNNER_TEMP": str(temp), "PATH": path,
             "GITHUB_OUTPUT": str(outputs)}, outputs
 
 
