@@ -189,17 +189,51 @@ def grade_many(jobs, workers=3, env=None):
         return list(pool.map(one, jobs))
 
 
-def grade_in_workers(jobs, workers=2):
+_SESSION_POOL = []   # this process's grade-all pool, started at its first use
+
+
+def _session_pool():
+    """One grade-all worker (and its zygote) for this test process's JSON gradings: a
+    worker grades student after student, each in a run folder, uid and sandbox of its
+    own, as in a class; started once, it saves each grading a Python start, the
+    course's load and, as root with bubblewrap, a zygote's numpy and sympy."""
+    import tempfile
+
+    from grader.instructor.batch import Pool
+
+    if not _SESSION_POOL:
+        logs = tempfile.mkdtemp(prefix="attn-grade-test-pool-")
+        _SESSION_POOL.append(Pool(1, cwd=logs))
+    return _SESSION_POOL[0]
+
+
+def pytest_sessionfinish(session):
+    while _SESSION_POOL:
+        _SESSION_POOL.pop().close()
+
+
+def _with_course(job):
+    args = [*map(str, job)]
+    return args if "--course" in args else [*args, "--course", str(ROOT)]
+
+
+def grade_in_workers(jobs, workers=None):
     """JSON gradings (``attn-grade`` argument lists with --json) through grade-all's own
     worker processes: the same command and JSON as the CLI, without a Python start-up
-    and a course load per run.  Returns (exit code, document or stderr) each, in order."""
+    and a course load per run.  ``workers``: a pool of that many, started for these
+    jobs alone (a test of what one worker carries from student to student); without
+    it, this test process's one worker.  Returns (exit code, document or stderr) each,
+    in order."""
     import tempfile
 
     from grader.instructor.batch import run_in_workers
 
-    with tempfile.TemporaryDirectory(prefix="attn-grade-workers-") as logs:
-        results = run_in_workers([[*map(str, job), "--course", str(ROOT)] for job in jobs],
-                                 workers, timeout=300, cwd=logs)
+    commands = [_with_course(job) for job in jobs]
+    if workers is None:
+        results = _session_pool().run(commands, timeout=300)
+    else:
+        with tempfile.TemporaryDirectory(prefix="attn-grade-workers-") as logs:
+            results = run_in_workers(commands, workers, timeout=300, cwd=logs)
     return [(code, doc if doc is not None else stderr) for code, doc, stderr in results]
 
 
@@ -214,12 +248,13 @@ FULL_DAY3 = full_marks("day3")
 DAY3_MAX = sum(FULL_DAY3.values())
 
 
-def grade_json(set_id, submission, *extra, cwd=ROOT):
-    """Grade through the CLI with --json; returns (exit code, parsed document)."""
-    proc = run_cli(set_id, "--submission", submission, "--json", "--lang", "en", *extra,
-                   cwd=cwd)
-    assert proc.returncode in (0, 1), proc.stderr
-    return proc.returncode, json.loads(proc.stdout)
+def grade_json(set_id, submission, *extra):
+    """Grade with --json, as the CLI would, in this test process's grade-all worker;
+    returns (exit code, parsed document)."""
+    [(code, doc)] = grade_in_workers([[set_id, "--submission", submission, "--json",
+                                       "--lang", "en", *extra]])
+    assert code in (0, 1), doc
+    return code, doc
 
 
 def scores_by_exercise(document):
@@ -373,7 +408,6 @@ def venv_python():
 @pytest.fixture
 def reachable_python(venv_python, monkeypatch):
     """Children run the system venv's Python: reachable by a run's own uid."""
-    import json
 
     from grader.run import sandbox
 

@@ -247,7 +247,7 @@ def test_a_stub_that_passes_a_check_is_not_released(tmp_path):
 def test_the_query_heads_mistake_is_named_on_every_c3_l2_kv_check_it_fails(tmp_path):
     import shutil
 
-    from conftest import run_cli
+    from conftest import grade_in_workers
 
     folder = tmp_path / "submission"
     shutil.copytree(ROOT / "exercises" / "c3-l2", folder)
@@ -259,8 +259,8 @@ def test_the_query_heads_mistake_is_named_on_every_c3_l2_kv_check_it_fails(tmp_p
                                 "anchor_gqa_full_context", "deepseek_67b_million_tokens"))
     with open(folder / "kv_variants.py", "a", encoding="utf-8") as f:
         f.write(swapped)
-    doc = json.loads(run_cli("c3-l2", "--submission", folder, "--json", "--lang", "en",
-                             "--exercise", "kv_variants").stdout)
+    [(_, doc)] = grade_in_workers([["c3-l2", "--submission", folder, "--json", "--lang", "en",
+                                    "--exercise", "kv_variants"]])
     failed = {t["extra_data"]["check"]: t["tags"] for t in doc["tests"] if t["status"] == "failed"}
     assert {"gqa-anchor", "gqa-model-all-layers-b", "gqa-custom-fp32", "anchor-gqa-full-by-hand",
             "deepseek-67b-by-hand"} <= set(failed)

@@ -1,4 +1,6 @@
-"""Hostile submissions, graded through the CLI as an instructor would.
+"""Hostile submissions, graded as an instructor would: through grade-all's workers
+(each run the CLI's own command line) and, for the attacks aimed at the CLI's stdout,
+through the CLI.
 
 Each attack replaces temperature.py in an otherwise correct submission, graded
 with one other exercise (concepts, another file in its own process):  the attacked
@@ -73,20 +75,20 @@ def _link():
             pid = os.fork()
         except OSError:
             _hunt()
-            time.sleep(0.002)
+            time.sleep(0.02)
             continue
         if pid == 0:
             os.setsid()
             continue
         while not os.waitpid(pid, os.WNOHANG)[0]:
             _hunt()
-            time.sleep(0.005)
+            time.sleep(0.02)   # a hunt every 20 ms: soon enough for any child
 if os.fork() == 0:
     try:
         _link()
     finally:
         os._exit(0)
-time.sleep(0.5)
+time.sleep(0.2)   # the chain grows meanwhile
 """
 
 
@@ -378,17 +380,45 @@ def process_level_python():
     return None
 
 
+# the attacks aimed at the CLI's own stdout, graded by a CLI process of their own; the
+# rest through grade-all's workers, which run the same command line, as for a class
+AT_THE_CLI = ("fake report on stdout and stderr", "200 MB of output")
+
+
+def through_the_cli(key):
+    """The process level needs a Python its uid can reach, which a worker need not be."""
+    return key[0] in AT_THE_CLI or key[1] == "process"
+
+
+def in_workers(argv, runs_dir):
+    """(CompletedProcess as the CLI would give, seconds) of each grading, in a pool of
+    workers whose run folders are under ``runs_dir``."""
+    import subprocess
+    import time
+
+    from grader.instructor.batch import Pool
+
+    start = time.monotonic()
+    # most attacks wait on a limit, not a core: more workers than cores
+    with Pool(min(4, len(argv)), cwd=runs_dir, scratch=runs_dir) as pool:
+        outputs = pool.run([[*map(str, args), "--course", str(ROOT)] for args in argv],
+                           timeout=HANG_GUARD)
+    took = time.monotonic() - start
+    return [(subprocess.CompletedProcess(args, code, json.dumps(doc) if doc else "", err),
+             took) for args, (code, doc, err) in zip(argv, outputs)]
+
+
 @pytest.fixture(scope="module")
 def attack_results(request, tmp_path_factory):
-    """The hostile runs the selected tests read, through the CLI, a few at a time;
-    course and processes checked.
+    """The hostile runs the selected tests read, a few at a time; course and processes
+    checked.
 
     key -> (CompletedProcess, seconds, submission folder, its files before grading).
     """
     wanted = set().union(*(keys_for(item) for item in request.session.items
                            if item.module is request.module))
     before = course_fingerprint()
-    keys, argv, folders = [], [], []
+    jobs = {True: [], False: []}   # through the CLI or not: [(key, argv, folder)]
     # the runs that wait longest first: the last to start is not the one that takes longest
     for key, code, extra in sorted(hostile_jobs(), key=lambda job: job[0][0] not in LONGEST):
         if key not in wanted:
@@ -398,17 +428,23 @@ def attack_results(request, tmp_path_factory):
         for stub in folder.glob("*.py"):
             stub.write_text((SOLUTIONS / "day3" / stub.name).read_text())
         (folder / "temperature.py").write_text(code)
-        keys.append(key)
-        folders.append((folder, {p: p.read_bytes() for p in folder.rglob("*") if p.is_file()}))
         args = ["day3", "--submission", folder, "--json", "--lang", "en", *extra]
-        argv.append((args, process_level_python()) if key[1] == "process" else args)
+        if key[1] == "process":
+            args = (args, process_level_python())
+        files = {p: p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+        jobs[through_the_cli(key)].append((key, args, (folder, files)))
     # these runs' folders (and so their children's command lines) under a folder of their own
     runs_dir = tempfile.mkdtemp(prefix="attn-grade-hostile-")
     os.chmod(runs_dir, 0o755)   # a run's own uid must reach its run folder
+    results = {}
     try:
-        # most attacks wait on a limit, not a core: more runs at once than cores
-        runs = grade_many(argv, workers=4, env={**os.environ, "TMPDIR": runs_dir})
-        results = {key: (*run, *files) for key, run, files in zip(keys, runs, folders)}
+        for cli, batch in jobs.items():
+            if not batch:
+                continue
+            argv = [args for _, args, _ in batch]
+            runs = (grade_many(argv, workers=4, env={**os.environ, "TMPDIR": runs_dir})
+                    if cli else in_workers(argv, runs_dir))
+            results.update({key: (*run, *files) for (key, _, files), run in zip(batch, runs)})
         assert child_processes(runs_dir.encode()) == []
     finally:
         shutil.rmtree(runs_dir, ignore_errors=True)

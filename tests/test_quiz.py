@@ -4,11 +4,10 @@ question expects), a way to skip and a way out at every prompt, and a summary on
 Driven as a student drives it: on a pseudo-terminal, and through piped input.
 """
 
-import json
 import shutil
 
 import pytest
-from conftest import EXERCISES, run_cli
+from conftest import EXERCISES, grade_in_workers, run_cli
 from terminal import CTRL_C, CTRL_D, through_a_terminal
 
 from grader.quiz import ANSWER, OWN, STUB, current
@@ -43,8 +42,8 @@ def test_right_answers_are_saved_typed_a_wrong_one_is_not_and_grading_reads_them
     assert current(path, "multihead_adds_parameters") == (ANSWER, False)
     assert current(path, "why_separate_wq_wk") == (STUB, None)   # the wrong answer: not kept
     assert current(path, "rope_adds_parameters") == (STUB, None)  # skipped
-    doc = json.loads(run_cli("day3", "--submission", work, "--exercise", "concepts",
-                             "--json").stdout)
+    [(_, doc)] = grade_in_workers([["day3", "--submission", work, "--exercise", "concepts",
+                                    "--json"]])
     failed = {t["extra_data"]["check"] for t in doc["tests"] if t["status"] == "failed"}
     assert failed == {"separate-wq-wk", "rope-params"}
 

@@ -133,8 +133,8 @@ def test_progress_reflects_three_runs_and_list_marks_what_is_solved(work, tmp_pa
 
 def test_the_json_report_records_hints_used(work):
     cli("hint", "day3", "growth", "--submission", work, "--course", ROOT)
-    doc = json.loads(run_cli("day3", "--submission", work, "--exercise", "growth",
-                             "--json").stdout)
+    [(_, doc)] = grade_in_workers([["day3", "--submission", work, "--exercise", "growth",
+                                    "--json"]])
     growth = next(e for e in doc["extra_data"]["exercises"] if e["exercise"] == "growth")
     assert growth["hints_used"] == 1
 

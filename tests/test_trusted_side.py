@@ -240,8 +240,8 @@ def test_control_characters_from_the_student_are_escaped_and_hidden_inputs_unsho
     proc = run_cli(SET, "--submission", folder, "--exercise", "temperature", *LIMITS)
     assert "\x1b" not in proc.stdout and "\r" not in proc.stdout
     assert not any(line.startswith("93 / 93") for line in proc.stdout.splitlines())
-    doc = json.loads(run_cli(SET, "--submission", folder, "--json", "--exercise",
-                             "temperature", *LIMITS).stdout)
+    [(_, doc)] = grade_in_workers([[SET, "--submission", folder, "--json", "--exercise",
+                                    "temperature", *LIMITS]])
     for test in doc["tests"]:
         if test["visibility"] != "visible":
             assert "93 / 93" not in test["output"], test["output"]
@@ -258,8 +258,8 @@ def softmax(logits, T=1.0):
 def greedy(logits):
     raise ValueError("no")
 ''')
-    doc = json.loads(run_cli(SET, "--submission", folder, "--json", "--exercise",
-                             "temperature", "--output-limit", "4KiB", *LIMITS).stdout)
+    [(_, doc)] = grade_in_workers([[SET, "--submission", folder, "--json", "--exercise",
+                                    "temperature", "--output-limit", "4KiB", *LIMITS]])
     hidden = [t for t in doc["tests"] if t["visibility"] != "visible"]
     assert hidden and all("were dropped" not in t["output"] for t in hidden)
     assert any("the rest was dropped" in t["output"] for t in hidden)
@@ -294,8 +294,8 @@ def attention(Q, K, V, causal=True):
     return _attention(Q, K, V, causal)
 '''
     folder = _submission(tmp_path, attention=source)
-    doc = json.loads(run_cli(SET, "--submission", folder, "--json", "--exercise", "attention",
-                             *LIMITS).stdout)
+    [(_, doc)] = grade_in_workers([[SET, "--submission", folder, "--json", "--exercise",
+                                    "attention", *LIMITS]])
     crashed = [t for t in doc["tests"] if t["extra_data"]["kind"] == "pytest"
                and t["status"] == "failed"]
     assert crashed and all("exited before answering" in t["output"] for t in crashed), \
