@@ -170,6 +170,45 @@ def invoke(*args, cwd=ROOT):
                                        result.stdout, result.stderr)
 
 
+_SESSION_ZYGOTE = []   # this process's zygote for run_here's gradings, at its first use
+
+
+def _session_zygote():
+    """As root with bubblewrap, one zygote for the gradings this test process runs
+    in-process (a grade-worker's, as grade-all gives each worker); else None."""
+    from grader.run.zygote import Zygote
+
+    if not _SESSION_ZYGOTE:
+        _SESSION_ZYGOTE.append(Zygote() if Zygote.possible() else None)
+    return _SESSION_ZYGOTE[0]
+
+
+def run_here(*args, cwd=ROOT, input=None):
+    """Run an ``attn-grade`` command line in this process, as a grade-worker runs one
+    (click's CliRunner, given a Warm that holds this process's zygote): the command's
+    own code, exit code and output, without a Python start, the grader's imports and a
+    zygote a run.  For what a command says and does; ``run_cli`` for what only a
+    process of its own shows (its stdout as bytes, signals, the environment, a
+    Python of its own).  Returns a CompletedProcess like ``run_cli``'s."""
+    import os
+
+    from click.testing import CliRunner
+
+    from grader.cli import main
+    from grader.grading import Warm
+
+    here = os.getcwd()
+    os.chdir(cwd)
+    try:
+        result = CliRunner().invoke(main, [*map(str, args)], input=input,
+                                    obj=Warm(zygote=_session_zygote()),
+                                    catch_exceptions=False)
+    finally:
+        os.chdir(here)
+    return subprocess.CompletedProcess(["attn-grade", *map(str, args)], result.exit_code,
+                                       result.stdout, result.stderr)
+
+
 def grade_many(jobs, workers=3, env=None):
     """Run several CLI gradings at once (they mostly wait on children); in order.
 
@@ -210,6 +249,10 @@ def _session_pool():
 def pytest_sessionfinish(session):
     while _SESSION_POOL:
         _SESSION_POOL.pop().close()
+    while _SESSION_ZYGOTE:
+        zygote = _SESSION_ZYGOTE.pop()
+        if zygote is not None:
+            zygote.close()
 
 
 def _with_course(job):

@@ -17,23 +17,33 @@ from conftest import (
     grade_many,
     invoke,
     run_cli,
+    run_here,
     scores_by_exercise,
 )
 
 FULL = {"day3": FULL_DAY3, "c3-l2": full_marks("c3-l2")}
 
 
+# the one whole-set grading through a CLI process of its own (the JSON contract of the
+# README's command); the others in this test process's grade-all worker (the same command)
+THROUGH_THE_CLI = ("day3", "solutions")
+
+
 @pytest.fixture(scope="module")
 def whole_set_docs():
-    """Each set's stubs and reference solutions, graded whole through the CLI (the JSON
-    contract), four runs at a time; (exit code, document) by (set, "stubs"/"solutions")."""
+    """Each set's stubs and reference solutions, graded whole; (exit code, document) by
+    (set, "stubs"/"solutions")."""
     keys = [(set_id, kind) for set_id in sorted(FULL) for kind in ("stubs", "solutions")]
-    jobs = [[set_id, "--submission", (ROOT / "exercises" if kind == "stubs" else SOLUTIONS)
-             / set_id, "--json", "--lang", "en"] for set_id, kind in keys]
-    out = {}
-    for key, (proc, _) in zip(keys, grade_many(jobs, workers=4)):
-        assert proc.returncode in (0, 1), proc.stderr
-        out[key] = proc.returncode, json.loads(proc.stdout)
+    jobs = {key: [key[0], "--submission", (ROOT / "exercises" if key[1] == "stubs"
+                                           else SOLUTIONS) / key[0], "--json", "--lang", "en"]
+            for key in keys}
+    (proc, _), = grade_many([jobs[THROUGH_THE_CLI]])
+    assert proc.returncode in (0, 1), proc.stderr
+    out = {THROUGH_THE_CLI: (proc.returncode, json.loads(proc.stdout))}
+    others = [key for key in keys if key != THROUGH_THE_CLI]
+    for key, (code, doc) in zip(others, grade_in_workers([jobs[key] for key in others])):
+        assert code in (0, 1), doc
+        out[key] = code, doc
     return out
 
 
@@ -399,8 +409,8 @@ def test_one_exercise_and_unknown_exercise():
 
 def test_terminal_report_in_chinese_and_exit_codes(tmp_path):
     copy_exercises("day3", tmp_path / "stubs")   # a copy: progress is written beside the work
-    proc = run_cli("day3", "--lang", "zh", "--exercise", "temperature",
-                   "--submission", tmp_path / "stubs")
+    proc = run_here("day3", "--lang", "zh", "--exercise", "temperature",
+                    "--submission", tmp_path / "stubs")
     assert proc.returncode == 1
     assert "还没有实现" in proc.stdout and "温度与 softmax" in proc.stdout
     # checks that fail for one reason share a line: 14 for softmax, 4 for greedy
@@ -443,8 +453,8 @@ def test_calls_with_large_inputs_that_differ_only_in_the_middle_are_not_confused
         "def total(a):\n    return float(sum(a))\n")
     (tmp_path / "exercises/demo/demo.py").write_text(
         "def total(a):\n    raise NotImplementedError\n")
-    proc = run_cli("demo", "--course", tmp_path, "--submission", tmp_path / "solutions/demo",
-                   "--json")
+    proc = run_here("demo", "--course", tmp_path, "--submission", tmp_path / "solutions/demo",
+                    "--json")
     assert proc.returncode == 0, proc.stdout[-1500:]
 
 

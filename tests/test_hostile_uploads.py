@@ -8,7 +8,7 @@ import os
 import shutil
 
 import pytest
-from conftest import EXERCISES, ROOT, SOLUTIONS, run_cli
+from conftest import EXERCISES, ROOT, SOLUTIONS, run_cli, run_here
 
 from grader.instructor import notebook_cells
 from grader.instructor.uploads import SubmissionError
@@ -137,8 +137,8 @@ def test_a_crafted_progress_file_is_ignored_not_an_internal_error(tmp_path, prog
     mine = Progress(folder)
     hints = mine.hints_used("day3")
     assert all(type(v) is int and 0 <= v <= 100 for v in hints.values()), hints
-    proc = run_cli("day3", "--upload", folder, "--exercise", "temperature", "--json",
-                   "--lang", "en")
+    proc = run_here("day3", "--upload", folder, "--exercise", "temperature", "--json",
+                    "--lang", "en")
     assert proc.returncode == 1, proc.stderr
     document = json.loads(proc.stdout)
     used = document["extra_data"].get("hints_used", {})
@@ -174,10 +174,10 @@ def test_the_grader_never_writes_through_a_link_in_the_students_folder(tmp_path,
     else:
         state.mkdir()
         (state / link).symlink_to(outside)
-    proc = run_cli("day3", "--submission", folder, "--exercise", "temperature",
-                   "--lang", "en")
+    proc = run_here("day3", "--submission", folder, "--exercise", "temperature",
+                    "--lang", "en")
     assert proc.returncode == 1, proc.stderr
-    proc = run_cli("hint", "day3", "temperature", "--submission", folder, "--lang", "en")
+    proc = run_here("hint", "day3", "temperature", "--submission", folder, "--lang", "en")
     assert proc.returncode == 0, proc.stderr
     assert outside.read_text() == "precious"
     if link == "folder":   # nothing written where the link leads
@@ -189,7 +189,7 @@ def test_the_grader_never_writes_through_a_link_in_the_students_folder(tmp_path,
 
 def test_progress_is_still_kept_where_no_link_is_planted(tmp_path):
     folder = _submission(tmp_path)
-    proc = run_cli("hint", "day3", "temperature", "--submission", folder, "--lang", "en")
+    proc = run_here("hint", "day3", "temperature", "--submission", folder, "--lang", "en")
     assert proc.returncode == 0, proc.stderr
     assert Progress(folder).hints_used("day3") == {"temperature": 1}
 

@@ -5,7 +5,7 @@ import json
 import shutil
 
 import pytest
-from conftest import GOOD, GOOD_HIDDEN, ROOT, invoke, make_course, run_cli
+from conftest import GOOD, GOOD_HIDDEN, ROOT, invoke, make_course, run_here
 
 from grader.course import yaml_source
 from grader.course.formats import EXERCISE
@@ -184,8 +184,8 @@ def test_new_exercise_following_the_readme_passes_dev_check(tmp_path):
         "    description: {zh: 一个随机模型的头数, en: the heads of a drawn model}\n")
     proc = dev_check(course, "day3", "--exercise", "head_count")
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    proc = run_cli("day3", "--course", course, "--exercise", "head_count",
-                   "--submission", course / "solutions/day3")
+    proc = run_here("day3", "--course", course, "--exercise", "head_count",
+                    "--submission", course / "solutions/day3")
     assert proc.returncode == 0, proc.stdout
 
 

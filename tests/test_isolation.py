@@ -19,6 +19,7 @@ from conftest import (
     copy_exercises,
     make_course,
     run_cli,
+    run_here,
     scores_by_exercise,
 )
 
@@ -147,7 +148,7 @@ def test_process_level_refuses_a_python_its_uid_cannot_reach(monkeypatch):
 @pytest.mark.skipif(sandbox.python_reachable(),
                     reason="the grader's Python is reachable by other users here")
 def test_cli_process_level_with_a_private_python_exits_2():
-    proc = run_cli("day3", "--isolation", "process", "--exercise", "temperature")
+    proc = run_here("day3", "--isolation", "process", "--exercise", "temperature")
     assert proc.returncode == 2, proc.stdout[-2000:]
     assert "cannot drop privileges" in proc.stderr and "root" not in proc.stdout
 
@@ -417,7 +418,7 @@ def test_levels_are_ordered_and_batch_graders_require_process_user():
 
 
 def test_cli_refuses_a_weaker_level_than_required():
-    proc = run_cli("day3", "--isolation", "none", "--require-isolation", "process")
+    proc = run_here("day3", "--isolation", "none", "--require-isolation", "process")
     assert proc.returncode == 2
     assert "isolation 'none' is weaker than the required 'process'" in proc.stderr
     assert proc.stdout == ""
@@ -666,8 +667,8 @@ def test_a_reused_uid_finds_nothing_of_a_grader_that_died(tmp_path, reachable_py
 def test_cli_grades_when_the_requirement_is_met(submission):
     import json
 
-    proc = run_cli("day3", "--submission", submission("day3"), "--exercise", "temperature",
-                   "--json", "--isolation", "bubblewrap", "--require-isolation", "process-user")
+    proc = run_here("day3", "--submission", submission("day3"), "--exercise", "temperature",
+                    "--json", "--isolation", "bubblewrap", "--require-isolation", "process-user")
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert json.loads(proc.stdout)["extra_data"]["isolation"] == "bubblewrap"
 
@@ -681,7 +682,6 @@ def test_the_bundled_bwrap_is_used_where_none_is_on_path(monkeypatch, tmp_path):
     import json
     import shutil
 
-    from conftest import run_cli
 
     monkeypatch.setattr(shutil, "which", lambda *args, **kwargs: None)
     sandbox.bwrap_path.cache_clear()

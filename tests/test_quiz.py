@@ -7,7 +7,7 @@ Driven as a student drives it: on a pseudo-terminal, and through piped input.
 import shutil
 
 import pytest
-from conftest import EXERCISES, grade_in_workers, run_cli
+from conftest import EXERCISES, grade_in_workers, run_here
 from terminal import CTRL_C, CTRL_D, through_a_terminal
 
 from grader.quiz import ANSWER, OWN, STUB, current
@@ -60,11 +60,11 @@ def test_every_way_out_says_what_was_kept_and_never_aborts(work, leave):
 
 
 def test_piped_input_ends_with_a_summary_and_a_second_quiz_asks_what_is_left_first(work):
-    proc = run_cli(*quiz(work, "kv_cache", lang="zh"), input="524288\n524288\n")
+    proc = run_here(*quiz(work, "kv_cache", lang="zh"), input="524288\n524288\n")
     assert proc.returncode == 1 and "Aborted" not in proc.stderr + proc.stdout
     assert "作答 2 题（对 1 题，错 1 题），1 题保存在 kv_cache.py，还剩 0 题" in proc.stdout
     assert "没有保存：kv_cache.py 保持原样" in proc.stdout
-    proc = run_cli(*quiz(work, "kv_cache"), input="")           # the end of input at once
+    proc = run_here(*quiz(work, "kv_cache"), input="")           # the end of input at once
     assert proc.returncode == 0 and "Aborted" not in proc.stderr + proc.stdout
     assert "1 question(s) already answered right in your files come last" in proc.stdout
     first = proc.stdout.split("question 1 of 2")[1]
@@ -78,7 +78,7 @@ def test_code_of_ones_own_is_replaced_only_when_the_student_says_yes(work):
     path.write_text(head + "def llama2_7b_kv_per_token" + tail.replace(
         "raise NotImplementedError", "return kv_cache_bytes(CONFIG, 1)", 1))
     assert current(path, "llama2_7b_kv_per_token")[0] == OWN
-    proc = run_cli(*quiz(work, "kv_cache"), input="524288\n")      # piped: never asked
+    proc = run_here(*quiz(work, "kv_cache"), input="524288\n")      # piped: never asked
     assert "keeps your own code" in proc.stdout
     assert current(path, "llama2_7b_kv_per_token")[0] == OWN
     code, out = through_a_terminal(quiz(work, "kv_cache"), ["524288", "n", "q"])
@@ -89,7 +89,7 @@ def test_code_of_ones_own_is_replaced_only_when_the_student_says_yes(work):
         in out
     assert current(path, "llama2_7b_kv_per_token") == (ANSWER, 524288)
     path.write_text(path.read_text().replace("return 524288", "return 1"))
-    proc = run_cli(*quiz(work, "kv_cache"), input="524288\n")   # an answer of one's own
+    proc = run_here(*quiz(work, "kv_cache"), input="524288\n")   # an answer of one's own
     assert "keeps your own code" in proc.stdout
     assert current(path, "llama2_7b_kv_per_token") == (ANSWER, 1)
 

@@ -9,7 +9,7 @@ import shutil
 
 import pytest
 from click.testing import CliRunner
-from conftest import EXERCISES, ROOT, SOLUTIONS, grade_in_workers, run_cli
+from conftest import EXERCISES, ROOT, SOLUTIONS, grade_in_workers, run_here
 from terminal import through_a_terminal
 
 from grader.cli import main
@@ -74,8 +74,8 @@ def selftest_q7_output():
 
 def test_a_failed_grading_offers_hints_and_hides_the_typed_in_answer(work):
     (work / "attention_by_hand.py").write_text(WRONG_BY_HAND)
-    proc = run_cli("day3", "--submission", work, "--exercise", "attention_by_hand",
-                   "--lang", "en")
+    proc = run_here("day3", "--submission", work, "--exercise", "attention_by_hand",
+                    "--lang", "en")
     out = proc.stdout
     assert proc.returncode == 1
     assert "[0.5, 0.5, 0.5] is not right" in out
@@ -119,10 +119,10 @@ def test_progress_without_a_set_totals_every_set():
 def test_progress_reflects_three_runs_and_list_marks_what_is_solved(work, tmp_path):
     (work / "growth.py").write_text("def attention_matrix_cells(n):\n    return n\n\n"
                                     "def growth_factor(a, b):\n    return b / a\n")
-    run_cli("day3", "--submission", work, "--exercise", "growth", "--lang", "en")
+    run_here("day3", "--submission", work, "--exercise", "growth", "--lang", "en")
     shutil.copy(SOLUTIONS / "day3" / "growth.py", work / "growth.py")
     for _ in range(2):
-        run_cli("day3", "--submission", work, "--exercise", "growth", "--lang", "en")
+        run_here("day3", "--submission", work, "--exercise", "growth", "--lang", "en")
     code, out = cli("progress", "day3", "--submission", work, "--course", ROOT, "--lang", "en")
     line = next(ln for ln in out.splitlines() if " growth " in ln)
     assert "best 6 / 6, 3 attempt(s)" in line and line.startswith("[####")
