@@ -121,6 +121,15 @@ def pytest_terminal_summary(terminalreporter, config):
             "python3 -m pip install -e '.[test]' runs them on two workers")
 
 
+def pytest_collection_finish(session):
+    """What the imports and the collection made lives as long as the session: the
+    collector need not walk it again and again, nor touch (and so copy) its pages in
+    the forks the in-process gradings make."""
+    import gc
+
+    gc.freeze()
+
+
 def pytest_runtest_setup(item):
     for mark in item.iter_markers("extra"):
         why = extra_missing(mark.args[0])
