@@ -251,13 +251,18 @@ def _session_pool():
 
     if not _SESSION_POOL:
         logs = tempfile.mkdtemp(prefix="attn-grade-test-pool-")
-        _SESSION_POOL.append(Pool(1, cwd=logs))
+        pool = Pool(1, cwd=logs, start=0)
+        pool.zygote = _session_zygote()   # run_here's too: as grade-all shares one
+        pool.add()
+        _SESSION_POOL.append(pool)
     return _SESSION_POOL[0]
 
 
 def pytest_sessionfinish(session):
     while _SESSION_POOL:
-        _SESSION_POOL.pop().close()
+        pool = _SESSION_POOL.pop()
+        pool.zygote = None   # the session's, closed below
+        pool.close()
     while _SESSION_ZYGOTE:
         zygote = _SESSION_ZYGOTE.pop()
         if zygote is not None:

@@ -191,7 +191,8 @@ def greedy(logits):
     return "zero"
 """,
     "NaN answers": funcs("import numpy as np; return np.full(np.shape(logits), np.nan)"),
-    "huge return value": funcs("import numpy as np; return np.random.rand(6_000_000)"),
+    # 24 MB of floats, 32 MB encoded: twice the answer limit (16 MiB)
+    "huge return value": funcs("import numpy as np; return np.random.rand(3_000_000)"),
 }
 
 # kill(-1): every process the child may signal.  Only where that cannot be the tester's
