@@ -1,6 +1,8 @@
 """Shared helpers: the bundled course, submission folders, running the CLI."""
 
+import contextlib
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -179,19 +181,6 @@ def invoke(*args, cwd=ROOT):
                                        result.stdout, result.stderr)
 
 
-_SESSION_ZYGOTE = []   # this process's zygote for run_here's gradings, at its first use
-
-
-def _session_zygote():
-    """As root with bubblewrap, one zygote for the gradings this test process runs
-    in-process (a grade-worker's, as grade-all gives each worker); else None."""
-    from grader.run.zygote import Zygote
-
-    if not _SESSION_ZYGOTE:
-        _SESSION_ZYGOTE.append(Zygote() if Zygote.possible() else None)
-    return _SESSION_ZYGOTE[0]
-
-
 def run_here(*args, cwd=ROOT, input=None):
     """Run an ``attn-grade`` command line in this process, as a grade-worker runs one
     (click's CliRunner, given a Warm that holds this process's zygote): the command's
@@ -237,36 +226,71 @@ def grade_many(jobs, workers=3, env=None):
         return list(pool.map(one, jobs))
 
 
-_SESSION_POOL = []   # this process's grade-all pool, started at its first use
+# ------------------------------------------------------------ what a test process keeps
+
+# The environment the session began with: the processes this test process keeps for the
+# whole session start in it, not in a test's monkeypatched TMPDIR or HOME.
+SESSION_ENVIRONMENT = dict(os.environ)
+_KEPT = {}   # "zygote", "pool", "logs": started at their first use
+
+
+@contextlib.contextmanager
+def _as_the_session_began():
+    import tempfile
+
+    saved, tempdir = dict(os.environ), tempfile.tempdir
+    os.environ.clear()
+    os.environ.update(SESSION_ENVIRONMENT)
+    tempfile.tempdir = None
+    try:
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+        tempfile.tempdir = tempdir
+
+
+def _session_zygote():
+    """As root with bubblewrap, one zygote for the gradings this test process runs
+    (run_here's, and its grade-all worker's, as grade-all shares one); else None."""
+    from grader.run.zygote import Zygote
+
+    if "zygote" not in _KEPT:
+        with _as_the_session_began():
+            _KEPT["zygote"] = Zygote() if Zygote.possible() else None
+    return _KEPT["zygote"]
 
 
 def _session_pool():
-    """One grade-all worker (and its zygote) for this test process's JSON gradings: a
-    worker grades student after student, each in a run folder, uid and sandbox of its
-    own, as in a class; started once, it saves each grading a Python start, the
-    course's load and, as root with bubblewrap, a zygote's numpy and sympy."""
+    """One grade-all worker for this test process's JSON gradings: a worker grades
+    student after student, each in a run folder, uid and sandbox of its own, as in a
+    class; started once, it saves each grading a Python start, the course's load and
+    its reference answers."""
     import tempfile
 
     from grader.instructor.batch import Pool
 
-    if not _SESSION_POOL:
-        logs = tempfile.mkdtemp(prefix="attn-grade-test-pool-")
-        pool = Pool(1, cwd=logs, start=0)
-        pool.zygote = _session_zygote()   # run_here's too: as grade-all shares one
-        pool.add()
-        _SESSION_POOL.append(pool)
-    return _SESSION_POOL[0]
+    if "pool" not in _KEPT:
+        zygote = _session_zygote()
+        with _as_the_session_began():
+            _KEPT["logs"] = tempfile.mkdtemp(prefix="attn-grade-test-pool-")
+            pool = Pool(1, cwd=_KEPT["logs"], start=0)
+            pool.zygote = zygote
+            pool.add()
+        _KEPT["pool"] = pool
+    return _KEPT["pool"]
 
 
 def pytest_sessionfinish(session):
-    while _SESSION_POOL:
-        pool = _SESSION_POOL.pop()
+    pool = _KEPT.pop("pool", None)
+    if pool is not None:
         pool.zygote = None   # the session's, closed below
         pool.close()
-    while _SESSION_ZYGOTE:
-        zygote = _SESSION_ZYGOTE.pop()
-        if zygote is not None:
-            zygote.close()
+    zygote = _KEPT.pop("zygote", None)
+    if zygote is not None:
+        zygote.close()
+    if "logs" in _KEPT:
+        shutil.rmtree(_KEPT.pop("logs"), ignore_errors=True)
 
 
 def _with_course(job):
