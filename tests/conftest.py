@@ -161,26 +161,6 @@ def run_cli(*args, cwd=ROOT, timeout=120, python=None, env=None, input=None):
                           input=input)
 
 
-def invoke(*args, cwd=ROOT):
-    """Run ``attn-grade`` in-process through click's CliRunner, for commands that start no
-    student process (list, show, schema, new, course errors found on loading); returns a
-    CompletedProcess like ``run_cli``'s."""
-    import os
-
-    from click.testing import CliRunner
-
-    from grader.cli import main
-
-    here = os.getcwd()
-    os.chdir(cwd)
-    try:
-        result = CliRunner().invoke(main, [*map(str, args)], catch_exceptions=False)
-    finally:
-        os.chdir(here)
-    return subprocess.CompletedProcess(["attn-grade", *map(str, args)], result.exit_code,
-                                       result.stdout, result.stderr)
-
-
 def run_here(*args, cwd=ROOT, input=None):
     """Run an ``attn-grade`` command line in this process, as a grade-worker runs one
     (click's CliRunner, given a Warm that holds this process's zygote): the command's
@@ -188,23 +168,22 @@ def run_here(*args, cwd=ROOT, input=None):
     zygote a run.  For what a command says and does; ``run_cli`` for what only a
     process of its own shows (its stdout as bytes, signals, the environment, a
     Python of its own).  Returns a CompletedProcess like ``run_cli``'s."""
-    import os
-
     from click.testing import CliRunner
 
     from grader.cli import main
-    from grader.grading import Warm
 
     here = os.getcwd()
     os.chdir(cwd)
     try:
-        result = CliRunner().invoke(main, [*map(str, args)], input=input,
-                                    obj=Warm(zygote=_session_zygote()),
+        result = CliRunner().invoke(main, [*map(str, args)], input=input, obj=session_warm(),
                                     catch_exceptions=False)
     finally:
         os.chdir(here)
     return subprocess.CompletedProcess(["attn-grade", *map(str, args)], result.exit_code,
                                        result.stdout, result.stderr)
+
+
+invoke = run_here   # the name the tests of commands that start no student process use
 
 
 def grade_many(jobs, workers=3, env=None):
@@ -259,6 +238,15 @@ def _session_zygote():
         with _as_the_session_began():
             _KEPT["zygote"] = Zygote() if Zygote.possible() else None
     return _KEPT["zygote"]
+
+
+def session_warm():
+    """A Warm for one grading in this test process: its templates fork from this
+    process's zygote (as root with bubblewrap), as a grade-worker's do; nothing else
+    kept from an earlier grading."""
+    from grader.grading import Warm
+
+    return Warm(zygote=_session_zygote())
 
 
 def _session_pool():

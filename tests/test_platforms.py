@@ -8,7 +8,7 @@ from collections import defaultdict
 
 import jsonschema
 import pytest
-from conftest import ROOT, copy_exercises
+from conftest import ROOT, copy_exercises, session_warm
 from platform_schemas import CLASSROOM_RESULT, GRADESCOPE_RESULTS, PRAIRIELEARN_RESULTS
 from test_cli_grade import ALL_MISTAKES, solution
 
@@ -44,7 +44,8 @@ def _graded(tmp_path_factory, set_id, mistakes):
     for exercise, (_, code) in mistakes.items():
         (folder / f"{exercise}.py").write_text(code)
     exercise_set = loader.load_set(Course(ROOT), set_id)
-    return grade_set(exercise_set, folder, sandbox.strongest_available(), only=set(mistakes))
+    return grade_set(exercise_set, folder, sandbox.strongest_available(), only=set(mistakes),
+                     warm=session_warm())
 
 
 @pytest.fixture(scope="module")
