@@ -1,4 +1,7 @@
-"""Shared helpers: the bundled course, submission folders, running the CLI."""
+"""Shared helpers: the bundled course, submission folders, and the three doors a test
+grades through: ``run_cli`` (a process of its own), ``run_here`` (in this process, as a
+grade-worker runs a command line) and ``grade_in_workers`` (this process's grade-all
+worker, kept for the session)."""
 
 import contextlib
 import json
@@ -520,7 +523,6 @@ def venv_python():
 @pytest.fixture
 def reachable_python(venv_python, monkeypatch):
     """Children run the system venv's Python: reachable by a run's own uid."""
-
     from grader.run import sandbox
 
     paths = json.loads(subprocess.run(
