@@ -931,6 +931,56 @@ def test_a_cold_grading_forks_its_templates_from_the_zygote_started_before_its_i
     assert out.strip().splitlines()[-1] == "True"
 
 
+def test_a_cold_grading_asks_its_zygote_for_sympy_only_where_its_exercises_need_it(
+        monkeypatch):
+    """grader.entry reads the set's cache before the grader's imports: exercises that
+    need no sympy get a zygote of numpy's layer alone (no third of a second of sympy on
+    the other core); one that needs it, the whole set, or a cache that cannot tell, every
+    layer."""
+    from grader import entry
+    from grader.course import loader
+    from grader.course.spec import Course
+    from grader.run.zygote import LAYERS
+
+    loader.load_set(Course(ROOT), "day3")   # its cache entry, as any earlier run leaves it
+    course = ["--course", str(ROOT)]
+    assert entry._layers_asked(["day3", "--exercise", "attention", *course], LAYERS) \
+        == LAYERS[:1] == (("numpy",),)
+    assert entry._layers_asked(["day3", "--exercise=temperature", "--exercise", "attention",
+                                *course], LAYERS) == LAYERS[:1]
+    assert entry._layers_asked(["day3", "--exercise", "attention", "--exercise", "kv_cache",
+                                *course], LAYERS) == LAYERS
+    assert entry._layers_asked(["day3", *course], LAYERS) == LAYERS
+    assert entry._layers_asked(["nosuchset", *course], LAYERS) == LAYERS
+    monkeypatch.setenv("ATTN_GRADE_SPEC_CACHE", "off")
+    assert entry._layers_asked(["day3", "--exercise", "attention", *course], LAYERS) == LAYERS
+
+
+@ZYGOTE
+def test_a_student_file_that_imports_sympy_is_graded_beside_a_zygote_without_it(tmp_path):
+    """The zygote of a cold grading of attention has numpy's layer alone; a student's
+    attention.py that imports sympy gets a template of its own, and every point."""
+    import shutil
+
+    shutil.copytree(ROOT / "solutions" / "day3", tmp_path / "work")
+    path = tmp_path / "work" / "attention.py"
+    path.write_text("import sympy\n" + path.read_text())
+    code = ("import sys; sys.argv = ['attn-grade', 'day3', '--json', '--exercise', 'attention',"
+            f" '--submission', {str(tmp_path / 'work')!r}]\n"
+            "from grader import entry\n"
+            "from grader.run import zygote\n"
+            "zygote.start_early(entry._layers_asked(sys.argv[1:], zygote.LAYERS))\n"
+            "modules = zygote._early.modules\n"
+            "from grader.cli import main\n"
+            "try:\n    main.main(prog_name='attn-grade')\nexcept SystemExit:\n    pass\n"
+            "print(modules)")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
+                         text=True, check=True).stdout
+    document = json.JSONDecoder().raw_decode(out)[0]
+    assert document["score"] == document["max_score"] > 0, document["output"]
+    assert out.strip().splitlines()[-1] == "('numpy',)"
+
+
 @ZYGOTE
 def test_a_class_takes_the_zygote_started_before_its_imports(tmp_path, monkeypatch):
     """grader.entry starts it before the grader's imports; the class's Pool takes that

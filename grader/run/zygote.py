@@ -29,6 +29,7 @@ class Started(NamedTuple):
     process: subprocess.Popen
     sock: socket.socket
     folder: Path
+    modules: tuple[str, ...]   # what its layers import
 
 
 def possible() -> bool:
@@ -62,22 +63,23 @@ def start(layers: Sequence[Sequence[str]] = LAYERS) -> Started:
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
     theirs.close()
-    return Started(process, ours, folder)
+    return Started(process, ours, folder, tuple(name for layer in layers for name in layer))
 
 
 _early: Started | None = None
 
 
-def start_early() -> None:
-    """Start the zygote grade-all will share among its workers now, where it can
-    (``take_early`` hands it over); it ends with this process if nobody takes it.
-    bubblewrap's probe runs meanwhile: a zygote is no sandbox and runs no student code,
-    and if bubblewrap turns out not to work here, no run asks it for one."""
+def start_early(layers: Sequence[Sequence[str]] = LAYERS) -> None:
+    """Start the zygote grade-all will share among its workers (or a cold grading's,
+    with the ``layers`` its exercises need) now, where it can (``take_early`` hands it
+    over); it ends with this process if nobody takes it.  bubblewrap's probe runs
+    meanwhile: a zygote is no sandbox and runs no student code, and if bubblewrap turns
+    out not to work here, no run asks it for one."""
     global _early
     if _early is None and os.geteuid() == 0 and hasattr(socket, "send_fds") \
             and sandbox.bwrap_path():
         sandbox.probe_early()
-        _early = start()
+        _early = start(layers)
 
 
 def take_early() -> Started | None:
@@ -133,7 +135,7 @@ class Zygote:
     def __init__(self):
         # grade-all's may have started before its imports (grader.entry)
         started = take_early() or start(self.LAYERS)
-        self.process, self.sock, self.folder = started
+        self.process, self.sock, self.folder, self.preload = started
         self._count = 0
 
     @classmethod
