@@ -48,14 +48,24 @@ def _grades_a_class(args: list[str]) -> bool:
 
 
 def _grades_a_set(args: list[str]) -> bool:
-    """``attn-grade SET ...``: the first word a set of the course (here, or --course's)."""
+    """``attn-grade SET ...``: the first word a set of the course (here, or --course's),
+    in bubblewrap unless ``--isolation`` says otherwise (a zygote serves no other level)."""
     if not args or args[0].startswith("-"):
+        return False
+    isolation = _values(args, "--isolation")
+    if isolation and isolation[-1] != "bubblewrap":
         return False
     return os.path.isfile(os.path.join(_course(args), "exercises", args[0], "set.yaml"))
 
 
+def _values(args: list[str], option: str) -> list[str]:
+    """Every value given to ``option`` (``--option VALUE`` or ``--option=VALUE``)."""
+    return [args[i + 1] for i, arg in enumerate(args[:-1]) if arg == option] + \
+        [arg.split("=", 1)[1] for arg in args if arg.startswith(option + "=")]
+
+
 def _course(args: list[str]) -> str:
-    return args[args.index("--course") + 1] if "--course" in args[:-1] else "."
+    return (_values(args, "--course") or ["."])[-1]
 
 
 def _layers_asked(args: list[str], layers: tuple) -> tuple:
@@ -68,8 +78,7 @@ def _layers_asked(args: list[str], layers: tuple) -> tuple:
 
     from .course import cache
 
-    only = [args[i + 1] for i, arg in enumerate(args[:-1]) if arg == "--exercise"]
-    only += [arg.split("=", 1)[1] for arg in args if arg.startswith("--exercise=")]
+    only = _values(args, "--exercise")
     try:
         modules = cache.child_modules(Path(_course(args)).resolve(), args[0], only or None)
     except (OSError, ValueError):

@@ -952,6 +952,11 @@ def test_a_cold_grading_asks_its_zygote_for_sympy_only_where_its_exercises_need_
                                 *course], LAYERS) == LAYERS
     assert entry._layers_asked(["day3", *course], LAYERS) == LAYERS
     assert entry._layers_asked(["nosuchset", *course], LAYERS) == LAYERS
+    # and none where the run asks for another level than bubblewrap's
+    assert entry._grades_a_set(["day3", *course])
+    assert entry._grades_a_set(["day3", "--isolation=bubblewrap", *course])
+    assert not entry._grades_a_set(["day3", "--isolation", "process", *course])
+    assert not entry._grades_a_set(["day3", "--isolation=none", f"--course={ROOT}"])
     monkeypatch.setenv("ATTN_GRADE_SPEC_CACHE", "off")
     assert entry._layers_asked(["day3", "--exercise", "attention", *course], LAYERS) == LAYERS
 
