@@ -170,7 +170,9 @@ def rewrite_tests_once(config):
         state = config.stash[rewrite.assertstate_key]
         files = [path for path in sorted(Path(__file__).parent.glob("*.py"))
                  if path.name.startswith("test_") or path.name == "conftest.py"]
-        stale = [path for path in files if rewrite._read_pyc(path, _rewritten(path)) is None]
+        pycs = {path: rewrite.get_cache_dir(path) / (path.name[:-3] + rewrite.PYC_TAIL)
+                for path in files}
+        stale = [path for path in files if rewrite._read_pyc(path, pycs[path]) is None]
     except (ImportError, AttributeError, KeyError, TypeError):
         return
     forks = []
@@ -180,19 +182,13 @@ def rewrite_tests_once(config):
             try:
                 for path in half:
                     source_hash, code = rewrite._rewrite_test(path, config)
-                    if rewrite.try_makedirs(_rewritten(path).parent):
-                        rewrite._write_pyc(state, code, source_hash, _rewritten(path))
+                    if rewrite.try_makedirs(pycs[path].parent):
+                        rewrite._write_pyc(state, code, source_hash, pycs[path])
             finally:
                 os._exit(0)
         forks.append(pid)
     for pid in forks:
         os.waitpid(pid, 0)
-
-
-def _rewritten(path):
-    from _pytest.assertion import rewrite
-
-    return rewrite.get_cache_dir(path) / (path.name[:-3] + rewrite.PYC_TAIL)
 
 
 def run_cli(*args, cwd=ROOT, timeout=120, python=None, env=None, input=None):
@@ -223,9 +219,6 @@ def run_here(*args, cwd=ROOT, input=None):
         os.chdir(here)
     return subprocess.CompletedProcess(["attn-grade", *map(str, args)], result.exit_code,
                                        result.stdout, result.stderr)
-
-
-invoke = run_here   # the name the tests of commands that start no student process use
 
 
 def grade_many(jobs, workers=3, env=None):
@@ -323,7 +316,9 @@ def pytest_sessionfinish(session):
         shutil.rmtree(_KEPT.pop("logs"), ignore_errors=True)
 
 
-def _with_course(job):
+def with_course(job):
+    """An ``attn-grade`` command line for a worker: strings, with this course unless it
+    names one."""
     args = [*map(str, job)]
     return args if "--course" in args else [*args, "--course", str(ROOT)]
 
@@ -339,7 +334,7 @@ def grade_in_workers(jobs, workers=None):
 
     from grader.instructor.batch import run_in_workers
 
-    commands = [_with_course(job) for job in jobs]
+    commands = [with_course(job) for job in jobs]
     if workers is None:
         results = _session_pool().run(commands, timeout=300)
     else:
@@ -417,7 +412,7 @@ def day3_release(tmp_path_factory):
 def day3_gradescope_zip(tmp_path_factory):
     """``attn-grade export gradescope day3``, made once for the session (read-only)."""
     archive = tmp_path_factory.mktemp("gradescope") / "autograder.zip"
-    proc = invoke("export", "gradescope", "day3", "-o", archive)
+    proc = run_here("export", "gradescope", "day3", "-o", archive)
     assert proc.returncode == 0, proc.stderr
     return archive
 

@@ -9,7 +9,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import EXERCISES, ROOT, SOLUTIONS, invoke, run_cli
+from conftest import EXERCISES, ROOT, SOLUTIONS, run_cli, run_here
 
 from grader.instructor import class_page, class_report
 from grader.report import render as report
@@ -57,7 +57,7 @@ def graded_class(tmp_path_factory):
     assert proc.returncode == 0, proc.stderr
     assert ("report.html" in proc.stdout) == CHARTS
     data_file = root / "report.json"
-    proc = invoke("report", out, "--format", "json", "-o", data_file, "--lang", "en")
+    proc = run_here("report", out, "--format", "json", "-o", data_file, "--lang", "en")
     assert proc.returncode == 0, proc.stderr
     return out, json.loads(data_file.read_text())
 

@@ -15,7 +15,7 @@ import sys
 import jsonschema
 import pytest
 import yaml
-from conftest import SOLUTIONS, invoke
+from conftest import SOLUTIONS, run_here
 from platform_schemas import CLASSROOM_RESULT
 from test_cli_grade import MISTAKES
 
@@ -30,7 +30,7 @@ RUNNERS = re.compile(r"^([a-zA-Z0-9]+,)*[a-zA-Z0-9]+$")   # the reporter's own p
 @pytest.fixture(scope="module")
 def template(tmp_path_factory):
     out = tmp_path_factory.mktemp("classroom") / "repo"
-    proc = invoke("export", "github-classroom", "day3", "-o", out)
+    proc = run_here("export", "github-classroom", "day3", "-o", out)
     assert proc.returncode == 0, proc.stderr
     return out
 

@@ -7,7 +7,7 @@ import json
 import shutil
 
 import pytest
-from conftest import ROOT, invoke, run_cli
+from conftest import ROOT, run_cli, run_here
 
 
 @pytest.fixture
@@ -19,7 +19,7 @@ def course(tmp_path):
 
 
 def grade(course):
-    proc = invoke("day3", "--course", course, "--submission", course / "solutions" / "day3",
+    proc = run_here("day3", "--course", course, "--submission", course / "solutions" / "day3",
                    "--json")
     assert proc.returncode == 2, proc.stdout[-2000:]
     assert "Traceback" not in proc.stderr and proc.stdout == ""
@@ -36,7 +36,7 @@ def test_missing_solution(course):
     (course / "solutions" / "day3" / "temperature.py").unlink()
     shutil.copy(ROOT / "solutions" / "day3" / "temperature.py",
                 course / "temperature.py")  # keep the submission complete elsewhere
-    proc = invoke("day3", "--course", course, "--submission",
+    proc = run_here("day3", "--course", course, "--submission",
                    ROOT / "solutions" / "day3", "--json")
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert "solutions/day3/temperature.py: the reference solution temperature.py is missing" \
@@ -65,7 +65,7 @@ def test_hidden_test_with_undeclared_tag(course):
     path.write_text(path.read_text().replace('"temperature-multiplied"', '"no-such-tag"'))
     bad = course / "exercises" / "day3" / "temperature.py"
     bad.write_text(bad.read_text())
-    proc = invoke("day3", "--course", course, "--json")
+    proc = run_here("day3", "--course", course, "--json")
     assert proc.returncode == 2 and "misconception 'no-such-tag' is not declared" in proc.stderr
 
 
@@ -87,15 +87,15 @@ def test_an_output_file_gets_its_folder_or_a_message_in_the_users_language(tmp_p
     """``-o`` names a file: a missing folder is made; a path that cannot be written is
     said in --lang, with no traceback."""
     made = tmp_path / "new" / "autograder.zip"
-    proc = invoke("export", "gradescope", "day3", "-o", made, "--lang", "zh")
+    proc = run_here("export", "gradescope", "day3", "-o", made, "--lang", "zh")
     assert proc.returncode == 0 and made.is_file(), proc.stderr
     assert "已写入" in proc.stdout and "upload" not in proc.stdout
     (tmp_path / "file").write_text("")
-    proc = invoke("export", "gradescope", "day3", "-o", tmp_path / "file" / "x.zip",
+    proc = run_here("export", "gradescope", "day3", "-o", tmp_path / "file" / "x.zip",
                   "--lang", "zh")
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert "无法写入" in proc.stderr and "上级文件夹" in proc.stderr
-    proc = invoke("export", "gradescope", "day3", "-o", tmp_path, "--lang", "zh")
+    proc = run_here("export", "gradescope", "day3", "-o", tmp_path, "--lang", "zh")
     assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
     assert "无法写入" in proc.stderr and "文件夹" in proc.stderr and "directory" not in proc.stderr
     assert not list(tmp_path.glob("*.tmp"))
@@ -108,13 +108,13 @@ def test_an_upload_that_cannot_be_graded_is_told_in_the_students_language(tmp_pa
     (upload / "work").mkdir(parents=True)
     for where in (upload, upload / "work"):
         (where / "attention.py").write_text("")
-    proc = invoke("day3", "--upload", upload, "--json", "--lang", "zh")
+    proc = run_here("day3", "--upload", upload, "--json", "--lang", "zh")
     output = json.loads(proc.stdout)["output"]
     assert "未评分" in output and "两个名为 attention.py 的文件" in output, output
     assert "upload" not in output
     empty = tmp_path / "empty"
     empty.mkdir()
-    output = json.loads(invoke("day3", "--upload", empty, "--json", "--lang", "zh").stdout)[
+    output = json.loads(run_here("day3", "--upload", empty, "--json", "--lang", "zh").stdout)[
         "output"]
     assert "没有这些文件中的任何一个" in output and "none of" not in output, output
 
@@ -130,7 +130,7 @@ def test_an_internal_error_exits_3_with_its_traceback(monkeypatch, lang, said):
 
     monkeypatch.setattr(student, "load_course", broken)
     monkeypatch.setenv("LC_ALL", f"{lang}_XX.UTF-8")
-    proc = invoke("list")
+    proc = run_here("list")
     assert proc.returncode == 3
     assert proc.stderr.startswith(said) and "RuntimeError: a bug" in proc.stderr
 
@@ -138,7 +138,7 @@ def test_an_internal_error_exits_3_with_its_traceback(monkeypatch, lang, said):
 def test_the_help_and_the_readme_list_the_exit_codes():
     from pathlib import Path
 
-    help_text = invoke("--help").stdout
+    help_text = run_here("--help").stdout
     readme = (Path(ROOT) / "README.md").read_text(encoding="utf-8")
     for code in range(4):
         assert f"  {code}  " in help_text

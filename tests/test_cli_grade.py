@@ -15,7 +15,6 @@ from conftest import (
     grade_in_workers,
     grade_json,
     grade_many,
-    invoke,
     run_cli,
     run_here,
     scores_by_exercise,
@@ -403,7 +402,7 @@ def test_printing_student_keeps_stdout_pure_json(submission):
 def test_one_exercise_and_unknown_exercise():
     code, doc = grade_json("day3", SOLUTIONS / "day3", "--exercise", "attention")
     assert code == 0 and {t["extra_data"]["exercise"] for t in doc["tests"]} == {"attention"}
-    proc = invoke("day3", "--exercise", "atention")
+    proc = run_here("day3", "--exercise", "atention")
     assert proc.returncode == 2 and "did you mean 'attention'?" in proc.stderr
 
 
@@ -420,10 +419,10 @@ def test_terminal_report_in_chinese_and_exit_codes(tmp_path):
 
 
 def test_course_found_from_subfolder_and_list_command():
-    proc = invoke("list", cwd=ROOT / "exercises" / "day3")
+    proc = run_here("list", cwd=ROOT / "exercises" / "day3")
     assert proc.returncode == 0
     assert re.search(r"attention\s+attention.py\s+14", proc.stdout)
-    assert invoke("nosuchset").returncode == 2
+    assert run_here("nosuchset").returncode == 2
 
 
 def test_broken_yaml_is_a_course_error_without_traceback(tmp_path):
@@ -432,7 +431,7 @@ def test_broken_yaml_is_a_course_error_without_traceback(tmp_path):
     shutil.copytree(ROOT / "solutions", course / "solutions")
     path = course / "exercises" / "day3" / "temperature.yaml"
     path.write_text(path.read_text().replace("points: 10", "points: [10"))
-    proc = invoke("day3", "--course", course)
+    proc = run_here("day3", "--course", course)
     assert proc.returncode == 2
     assert "temperature.yaml:" in proc.stderr and "Traceback" not in proc.stderr
 

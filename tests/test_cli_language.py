@@ -9,7 +9,7 @@ import string
 
 import click
 import pytest
-from conftest import invoke, run_cli
+from conftest import run_cli, run_here
 
 from grader.cli import main
 from grader.course.spec import LANGUAGES
@@ -74,8 +74,8 @@ ERRORS = [
 @pytest.mark.parametrize("args,english,chinese", ERRORS, ids=[" ".join(e[0]) for e in ERRORS])
 def test_every_error_a_student_can_type_is_said_in_their_language(args, english, chinese,
                                                                   lang):
-    proc = invoke(*args, "--lang", lang) if "--exercise" != args[-1] \
-        else invoke(*args[:-1], "--lang", lang, args[-1])
+    proc = run_here(*args, "--lang", lang) if "--exercise" != args[-1] \
+        else run_here(*args[:-1], "--lang", lang, args[-1])
     assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
     said = proc.stderr
     if lang == "en":
@@ -86,7 +86,7 @@ def test_every_error_a_student_can_type_is_said_in_their_language(args, english,
 
 
 def test_without_a_course_the_student_is_told_where_to_run_in_chinese(tmp_path):
-    proc = invoke("day3", "--lang", "zh", cwd=tmp_path)
+    proc = run_here("day3", "--lang", "zh", cwd=tmp_path)
     assert proc.returncode == 2 and "找不到课程" in proc.stderr and "--course DIR" in proc.stderr
 
 
@@ -106,11 +106,11 @@ def test_a_chinese_locale_is_enough_and_the_usage_names_the_command_typed():
 @pytest.mark.parametrize("command", STUDENT_COMMANDS)
 def test_the_help_of_every_student_command_follows_the_language(command):
     args = ["day3"] if command == "grade" else [command]
-    proc = invoke(*args, "--help", "--lang", "zh")
+    proc = run_here(*args, "--help", "--lang", "zh")
     assert proc.returncode == 0 and proc.stdout.startswith("用法："), proc.stdout + proc.stderr
     assert not english_words(proc.stdout), english_words(proc.stdout)
     assert "选项" in proc.stdout
-    english = invoke(*args, "--help", "--lang", "en").stdout
+    english = run_here(*args, "--help", "--lang", "en").stdout
     assert english.startswith("Usage: ") and "Options:" in english
     ctx = click.Context(main)
     options = [p for p in main.commands[command].get_params(ctx)
@@ -135,13 +135,13 @@ def test_the_programs_own_lang_chooses_its_help_and_the_commands_language(args, 
     monkeypatch.setenv("LANG", "en_US.UTF-8")
     monkeypatch.delenv("LC_ALL", raising=False)
     monkeypatch.delenv("LC_MESSAGES", raising=False)
-    proc = invoke(*args)
+    proc = run_here(*args)
     assert proc.returncode == 0 and proc.stdout.startswith("用法：attn-grade SET"), proc.stderr
     assert "--lang" in proc.stdout   # the option is listed, with its Chinese help
-    listed = invoke("--lang", "zh", "list").stdout
+    listed = run_here("--lang", "zh", "list").stdout
     assert "自注意力" in listed and not english_words(listed.split("\n", 1)[0])
     monkeypatch.setenv("LANG", "zh_CN.UTF-8")
-    assert invoke("--lang", "en", "list").stdout.startswith("c3-l2  C3 lesson 2")
+    assert run_here("--lang", "en", "list").stdout.startswith("c3-l2  C3 lesson 2")
 
 
 def test_the_programs_help_names_the_same_commands_in_both_languages():
@@ -150,7 +150,7 @@ def test_the_programs_help_names_the_same_commands_in_both_languages():
     def commands(text):
         return re.findall(r"^\s*attn-grade (\S+ ?(?:day3|SET)?)", text, flags=re.MULTILINE)
 
-    english, chinese = (invoke("--lang", lang, "--help").stdout for lang in ("en", "zh"))
+    english, chinese = (run_here("--lang", lang, "--help").stdout for lang in ("en", "zh"))
     assert commands(english) == commands(chinese) and len(commands(english)) >= 12
 
 

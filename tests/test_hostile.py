@@ -27,6 +27,7 @@ from conftest import (
     grade_many,
     scores_by_exercise,
     system_venv,
+    with_course,
 )
 
 from grader.run import sandbox
@@ -387,7 +388,8 @@ AT_THE_CLI = ("fake report on stdout and stderr", "200 MB of output")
 
 
 def through_the_cli(key):
-    """The process level needs a Python its uid can reach, which a worker need not be."""
+    """Whether a hostile run gets a CLI process of its own: an attack on its stdout, or
+    the process level (a Python its uid can reach, which a worker's need not be)."""
     return key[0] in AT_THE_CLI or key[1] == "process"
 
 
@@ -402,8 +404,7 @@ def in_workers(argv, runs_dir):
     start = time.monotonic()
     # most attacks wait on a limit, not a core: more workers than cores
     with Pool(min(4, len(argv)), cwd=runs_dir, scratch=runs_dir) as pool:
-        outputs = pool.run([[*map(str, args), "--course", str(ROOT)] for args in argv],
-                           timeout=HANG_GUARD)
+        outputs = pool.run([with_course(args) for args in argv], timeout=HANG_GUARD)
     took = time.monotonic() - start
     return [(subprocess.CompletedProcess(args, code, json.dumps(doc) if doc else "", err),
              took) for args, (code, doc, err) in zip(argv, outputs)]

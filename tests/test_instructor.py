@@ -1,11 +1,11 @@
-"""Instructor tools: dev check, new, schema, each through the CLI's commands, in-process
-through click's CliRunner; the one grading of the new exercise goes through the real CLI."""
+"""Instructor tools: dev check, new, schema, and the one grading of a new exercise, each
+through the CLI's commands, in-process through click's CliRunner (conftest.run_here)."""
 
 import json
 import shutil
 
 import pytest
-from conftest import GOOD, GOOD_HIDDEN, ROOT, invoke, make_course, run_here
+from conftest import GOOD, GOOD_HIDDEN, ROOT, make_course, run_here
 
 from grader.course import yaml_source
 from grader.course.formats import EXERCISE
@@ -14,7 +14,7 @@ from grader.course.formats import EXERCISE
 def dev_check(course, *args):
     """``attn-grade dev check`` in-process (CliRunner): its student processes are started
     as the CLI starts them, without a Python start and imports per call."""
-    return invoke("dev", "check", "--course", course, *args)
+    return run_here("dev", "check", "--course", course, *args)
 
 
 def test_tiny_course_passes(tmp_path):
@@ -160,7 +160,7 @@ def test_new_exercise_following_the_readme_passes_dev_check(tmp_path):
     course = tmp_path / "course"
     shutil.copytree(ROOT / "exercises", course / "exercises")
     shutil.copytree(ROOT / "solutions", course / "solutions")
-    proc = invoke("new", "day3", "head_count", "--course", course)
+    proc = run_here("new", "day3", "head_count", "--course", course)
     assert proc.returncode == 0, proc.stderr
     assert "  - head_count\n" in (course / "exercises/day3/set.yaml").read_text()
     assert dev_check(course, "day3", "--exercise", "head_count").returncode == 1
@@ -203,14 +203,14 @@ ORDER_HEAD = "format_version: 1\ntitle: {zh: 演示, en: Demo}\n"
 ])
 def test_new_adds_the_id_to_a_flow_or_block_order(tmp_path, order, expected):
     make_course(tmp_path, manifest=ORDER_HEAD + order)
-    proc = invoke("new", "demo", "extra", "--course", tmp_path)
+    proc = run_here("new", "demo", "extra", "--course", tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "exercises/demo/set.yaml").read_text() == ORDER_HEAD + expected
 
 
 def test_new_refuses_an_order_it_cannot_extend_naming_the_line(tmp_path):
     make_course(tmp_path, manifest=ORDER_HEAD + "order: []\n")
-    proc = invoke("new", "demo", "extra", "--course", tmp_path)
+    proc = run_here("new", "demo", "extra", "--course", tmp_path)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert "set.yaml:3: could not add 'extra' to 'order'" in proc.stderr
     assert "add 'extra' to 'order' yourself" in proc.stderr
@@ -218,12 +218,12 @@ def test_new_refuses_an_order_it_cannot_extend_naming_the_line(tmp_path):
 
 def test_new_refuses_an_existing_exercise(tmp_path):
     make_course(tmp_path)
-    proc = invoke("new", "demo", "demo", "--course", tmp_path)
+    proc = run_here("new", "demo", "demo", "--course", tmp_path)
     assert proc.returncode == 2 and "already exists" in proc.stderr
 
 
 def test_schema_is_in_sync_with_the_loader():
-    proc = invoke("schema")
+    proc = run_here("schema")
     schema = json.loads(proc.stdout)
     assert set(schema["properties"]) == set(EXERCISE.fields)
     assert set(schema["required"]) == {k for k, f in EXERCISE.fields.items() if f.required}
@@ -244,7 +244,7 @@ def _plain(value):
 def test_schema_accepts_every_bundled_exercise_and_rejects_a_typo():
     jsonschema = pytest.importorskip(
         "jsonschema", reason="needs the test extra: pip install -e '.[test]'")
-    schema = json.loads(invoke("schema").stdout)
+    schema = json.loads(run_here("schema").stdout)
     files = [p for p in (ROOT / "exercises").glob("*/*.yaml") if p.name != "set.yaml"]
     assert files
     for path in files:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from conftest import SOLUTIONS, invoke
+from conftest import SOLUTIONS, run_here
 from platform_schemas import PRAIRIELEARN_INFO_QUESTION, PRAIRIELEARN_RESULTS
 from test_cli_grade import MISTAKES
 
@@ -23,7 +23,7 @@ def fragment(tmp_path_factory):
     """``attn-grade export prairielearn day3`` (per exercise) and ``--whole-set --upload``."""
     out = tmp_path_factory.mktemp("pl")
     for name, extra in (("each", []), ("whole", ["--whole-set", "--upload"])):
-        proc = invoke("export", "prairielearn", "day3", "-o", out / name, *extra)
+        proc = run_here("export", "prairielearn", "day3", "-o", out / name, *extra)
         assert proc.returncode == 0, proc.stderr
     return out
 

@@ -126,14 +126,14 @@ checks:
       "zh": "你数的是 query 头；见 config 的 num_key_value_heads。"}, False)])
 def test_dev_check_fails_a_message_that_gives_away_a_number_to_find(tmp_path, message,
                                                                      given_away):
-    from conftest import invoke, make_course
+    from conftest import make_course, run_here
 
     make_course(tmp_path, QUESTION % message)
     (tmp_path / "exercises/demo/demo.py").write_text(
         'def kv_groups():\n    """KV groups of the whole model.\n\n    中文：整个模型的 KV 组数。\n'
         '    """\n    raise NotImplementedError\n')
     (tmp_path / "solutions/demo/demo.py").write_text("def kv_groups():\n    return 12 * 8\n")
-    proc = invoke("dev", "check", "--course", tmp_path, "--lang", "en")
+    proc = run_here("dev", "check", "--course", tmp_path, "--lang", "en")
     said = [line for line in proc.stdout.splitlines() if "states" in line]
     if given_away:
         assert proc.returncode == 1

@@ -912,23 +912,33 @@ def test_a_cold_grading_of_a_set_starts_its_zygote_early_too(args, early, monkey
     assert entry._grades_a_set(args) is early
 
 
+def _cold_grading(exercise, submission, start, after):
+    """``attn-grade day3 --json --exercise EXERCISE`` cold, in a Python of its own whose
+    zygote ``start`` starts as grader.entry would; its document, and the last line:
+    what ``after`` (an expression of ``early``, that zygote) printed at its end."""
+    code = ("import sys; sys.argv = ['attn-grade', 'day3', '--json', '--exercise', "
+            f"{exercise!r}, '--submission', {str(submission)!r}]\n"
+            "from grader import entry\n"
+            "from grader.run import zygote\n"
+            f"{start}\n"
+            "early = zygote._early\n"
+            "from grader.cli import main\n"
+            "try:\n    main.main(prog_name='attn-grade')\nexcept SystemExit:\n    pass\n"
+            f"print({after})")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
+                         text=True, check=True).stdout
+    return json.JSONDecoder().raw_decode(out)[0], out.strip().splitlines()[-1]
+
+
 @ZYGOTE
 def test_a_cold_grading_forks_its_templates_from_the_zygote_started_before_its_imports():
     """``attn-grade SET`` takes the zygote grader.entry started (its templates fork
     from it, in the run's sandbox) and stops it at its end."""
-    code = ("import sys; sys.argv = ['attn-grade', 'day3', '--json', '--exercise', 'growth',"
-            " '--submission', 'solutions/day3']\n"
-            "from grader.run import zygote\n"
-            "zygote.start_early()   # as grader.entry does\n"
-            "early = zygote._early\n"
-            "from grader.cli import main\n"
-            "try:\n    main.main(prog_name='attn-grade')\nexcept SystemExit:\n    pass\n"
-            "print(early is not None and zygote._early is None"
-            " and early.process.poll() is not None)")
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
-                         text=True, check=True).stdout
-    assert json.JSONDecoder().raw_decode(out)[0]["score"] == 6.0
-    assert out.strip().splitlines()[-1] == "True"
+    document, last = _cold_grading(
+        "growth", "solutions/day3", "zygote.start_early()",
+        "early is not None and zygote._early is None and early.process.poll() is not None")
+    assert document["score"] == 6.0
+    assert last == "True"
 
 
 def test_a_cold_grading_asks_its_zygote_for_sympy_only_where_its_exercises_need_it(
@@ -970,20 +980,12 @@ def test_a_student_file_that_imports_sympy_is_graded_beside_a_zygote_without_it(
     shutil.copytree(ROOT / "solutions" / "day3", tmp_path / "work")
     path = tmp_path / "work" / "attention.py"
     path.write_text("import sympy\n" + path.read_text())
-    code = ("import sys; sys.argv = ['attn-grade', 'day3', '--json', '--exercise', 'attention',"
-            f" '--submission', {str(tmp_path / 'work')!r}]\n"
-            "from grader import entry\n"
-            "from grader.run import zygote\n"
-            "zygote.start_early(entry._layers_asked(sys.argv[1:], zygote.LAYERS))\n"
-            "modules = zygote._early.modules\n"
-            "from grader.cli import main\n"
-            "try:\n    main.main(prog_name='attn-grade')\nexcept SystemExit:\n    pass\n"
-            "print(modules)")
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
-                         text=True, check=True).stdout
-    document = json.JSONDecoder().raw_decode(out)[0]
+    document, last = _cold_grading(
+        "attention", tmp_path / "work",
+        "zygote.start_early(entry._layers_asked(sys.argv[1:], zygote.LAYERS))",
+        "early.modules")
     assert document["score"] == document["max_score"] > 0, document["output"]
-    assert out.strip().splitlines()[-1] == "('numpy',)"
+    assert last == "('numpy',)"
 
 
 @ZYGOTE
