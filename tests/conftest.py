@@ -264,7 +264,7 @@ def _as_the_session_began():
         tempfile.tempdir = tempdir
 
 
-def _session_zygote():
+def session_zygote():
     """As root with bubblewrap, one zygote for the gradings this test process runs
     (run_here's, and its grade-all worker's, as grade-all shares one); else None."""
     from grader.run.zygote import Zygote
@@ -275,13 +275,20 @@ def _session_zygote():
     return _KEPT["zygote"]
 
 
+def engine_level():
+    """The level of an engine test's gradings, where isolation is not what it looks at:
+    bubblewrap where this process has its zygote (each run's template is a fork of it,
+    about a fifth of the CPU of a new Python that imports numpy), else none."""
+    return "bubblewrap" if session_zygote() else "none"
+
+
 def session_warm():
     """A Warm for one grading in this test process: its templates fork from this
     process's zygote (as root with bubblewrap), as a grade-worker's do; nothing else
     kept from an earlier grading."""
     from grader.grading import Warm
 
-    return Warm(zygote=_session_zygote())
+    return Warm(zygote=session_zygote())
 
 
 def _session_pool():
@@ -294,7 +301,7 @@ def _session_pool():
     from grader.instructor.batch import Pool
 
     if "pool" not in _KEPT:
-        zygote = _session_zygote()
+        zygote = session_zygote()
         with _as_the_session_began():
             _KEPT["logs"] = tempfile.mkdtemp(prefix="attn-grade-test-pool-")
             pool = Pool(1, cwd=_KEPT["logs"], start=0)

@@ -6,7 +6,15 @@ import re
 import shutil
 
 import pytest
-from conftest import EXERCISES, ROOT, SOLUTIONS, grade_in_workers, run_here
+from conftest import (
+    EXERCISES,
+    ROOT,
+    SOLUTIONS,
+    engine_level,
+    grade_in_workers,
+    run_here,
+    session_warm,
+)
 
 from grader.course import loader
 from grader.course.spec import Course
@@ -218,8 +226,8 @@ def _answering(tmp_path, set_id, exercise, answers):
         for f, v in answers.items())
     (folder / exercise.file).write_text(source, encoding="utf-8")
     return folder, lambda student: [c for c in grade_set(
-        loader.load_set(COURSE, set_id), folder, "none", only={exercise.id},
-        student=student).exercises[0].checks if c.function in answers]
+        loader.load_set(COURSE, set_id), folder, engine_level(), only={exercise.id},
+        student=student, warm=session_warm()).exercises[0].checks if c.function in answers]
 
 
 @pytest.mark.parametrize("set_id,exercise_id", [("day3", "attention_by_hand"),

@@ -9,7 +9,15 @@ from fractions import Fraction
 
 import pytest
 import sympy
-from conftest import DAY3_MAX, ROOT, SOLUTIONS, checks_of, grade_in_workers
+from conftest import (
+    DAY3_MAX,
+    ROOT,
+    SOLUTIONS,
+    checks_of,
+    engine_level,
+    grade_in_workers,
+    session_warm,
+)
 
 from grader.course import loader as spec_loader
 from grader.course.spec import Compare, Course
@@ -325,7 +333,8 @@ def attention(Q, K, V, causal=True):
     return _right(Q, K, V, causal)
 """)
     exercise_set = loader.load_set(Course(ROOT), "day3")
-    run = grade_set(exercise_set, tmp_path, "none", {"time": 0.5}, only={"attention"})
+    run = grade_set(exercise_set, tmp_path, engine_level(), {"time": 0.5}, only={"attention"},
+                    warm=session_warm())
     hidden = [c for c in run.exercises[0].checks if c.kind == "pytest"]
     from grader.report.messages import render
 
@@ -347,7 +356,8 @@ def test_a_hidden_test_says_the_module_could_not_be_imported(tmp_path):
     shutil.copytree(ROOT / "exercises" / "day3", tmp_path, dirs_exist_ok=True)
     (tmp_path / "attention.py").write_text("import time\ntime.sleep(3)\n")
     exercise_set = loader.load_set(Course(ROOT), "day3")
-    run = grade_set(exercise_set, tmp_path, "none", {"import_time": 0.5}, only={"attention"})
+    run = grade_set(exercise_set, tmp_path, engine_level(), {"import_time": 0.5},
+                    only={"attention"}, warm=session_warm())
     hidden = [c for c in run.exercises[0].checks if c.kind == "pytest"]
     texts = [render(line, "en") for c in hidden for line in c.lines]
     assert hidden and all("importing attention.py took longer than 0.5 s" in t
@@ -370,7 +380,8 @@ def test_hidden_tests_of_the_same_name_in_two_files_stay_apart(tmp_path):
     with open(tmp_path / "temperature.py", "a", encoding="utf-8") as f:
         f.write("\n\nsoftmax = softmax_wrong_axis   # rows do not sum to one\n")
     exercise_set = loader.load_set(Course(ROOT), "day3")
-    run = grade_set(exercise_set, tmp_path, "none", only={"attention", "temperature"})
+    run = grade_set(exercise_set, tmp_path, engine_level(), only={"attention", "temperature"},
+                    warm=session_warm())
     for result in run.exercises:
         source = (SOLUTIONS / "day3" / f"test_{result.exercise.id}.py").read_text()
         tests = sorted(node.name for node in ast.parse(source).body

@@ -9,6 +9,7 @@ from conftest import GOOD, GOOD_HIDDEN, ROOT, make_course, run_here
 
 from grader.course import yaml_source
 from grader.course.formats import EXERCISE
+from grader.course.spec import Course
 
 
 def dev_check(course, *args):
@@ -21,6 +22,36 @@ def test_tiny_course_passes(tmp_path):
     make_course(tmp_path, hidden=GOOD_HIDDEN)
     proc = dev_check(tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_dev_check_given_a_zygote_forks_every_template_from_it(tmp_path, monkeypatch):
+    """A grade-worker's (or a test process's) zygote serves both halves of dev check,
+    each fork on a socket of its own: no run starts a sandbox and a Python of its own."""
+    from conftest import session_zygote
+
+    from grader.instructor.devcheck import check_course
+    from grader.run.template import Template
+
+    if session_zygote() is None:
+        pytest.skip("a zygote needs root and bubblewrap")
+    started = tmp_path / "started"
+    started.touch()
+    real = Template._start
+
+    def logged(self, *args):   # in dev check's forks too: a line in a file
+        with open(started, "a") as log:
+            log.write(f"{self.folder.plan.level}\n")
+        return real(self, *args)
+
+    monkeypatch.setattr(Template, "_start", logged)
+    make_course(tmp_path / "course", hidden=GOOD_HIDDEN)
+    findings = check_course(Course(tmp_path / "course"), ["demo"], "bubblewrap", seeds=(0,),
+                            zygote=session_zygote())
+    assert not [f for f in findings if f.problem], [str(f) for f in findings]
+    assert started.read_text() == ""
+    assert session_zygote().alive()   # each fork closed its own socket, not the zygote's
+    check_course(Course(tmp_path / "course"), ["demo"], "bubblewrap", seeds=(0,))
+    assert started.read_text().startswith("bubblewrap\n")   # without it: their own
 
 
 def test_tiny_course_without_hidden_checks_lets_a_constant_through(tmp_path):

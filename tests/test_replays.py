@@ -10,6 +10,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from conftest import engine_level, session_zygote
 
 from grader.course import loader
 from grader.course.spec import Course
@@ -19,6 +20,11 @@ from grader.judge.hidden import plugin
 from grader.run.exercise_processes import ExerciseProcesses
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+def _warm(replays=False):
+    """A Warm whose runs fork their templates from this process's zygote (conftest)."""
+    return Warm(replays=replays, zygote=session_zygote())
 
 
 @pytest.fixture
@@ -38,7 +44,7 @@ def sessions(monkeypatch):
 
 def _grade(submission, warm, only=("temperature", "attention")):
     exercise_set = loader.load_set(Course(ROOT), "day3")
-    run = grade_set(exercise_set, submission, "none", only=set(only), warm=warm)
+    run = grade_set(exercise_set, submission, engine_level(), only=set(only), warm=warm)
     return {(c.exercise, c.check): (c.passed, c.lines, c.tags)
             for e in run.exercises for c in e.checks if c.kind == "pytest"}
 
@@ -55,7 +61,7 @@ def _solutions(tmp_path, **changes):
 
 
 def test_the_same_answers_replay_every_test_without_pytest(tmp_path, sessions):
-    warm = Warm(replays=True)
+    warm = _warm(replays=True)
     first = _grade(_solutions(tmp_path), warm)
     assert sessions == [None] and first and all(p for p, _, _ in first.values())
     again = _grade(_solutions(tmp_path / "b"), warm)
@@ -64,10 +70,10 @@ def test_the_same_answers_replay_every_test_without_pytest(tmp_path, sessions):
 
 
 def test_other_answers_run_the_tests_for_real_from_the_first_that_differs(tmp_path, sessions):
-    warm = Warm(replays=True)
+    warm = _warm(replays=True)
     right = _grade(_solutions(tmp_path), warm)
     wrong = _grade(_solutions(tmp_path / "b", temperature=("/ T\n", "* T\n")), warm)
-    alone = _grade(_solutions(tmp_path / "c", temperature=("/ T\n", "* T\n")), Warm())
+    alone = _grade(_solutions(tmp_path / "c", temperature=("/ T\n", "* T\n")), _warm())
     assert wrong == alone, "the same results as a grading that replays nothing"
     # a real run runs every test, as a grading alone (module-level draws advance in order)
     assert wrong != right and sessions == [None, None, None]
@@ -88,7 +94,7 @@ def test_a_changed_test_file_forgets_what_was_recorded(tmp_path, sessions):
 
 def test_what_a_call_printed_is_part_of_the_answer_a_replay_compares(tmp_path, sessions):
     """A test may read what the student's code printed (``student.call(...).output``)."""
-    warm = Warm(replays=True)
+    warm = _warm(replays=True)
     _grade(_solutions(tmp_path), warm, only=("temperature",))
     noisy = _solutions(tmp_path / "b", temperature=("def softmax(logits, T=1.0):\n",
                                                     "def softmax(logits, T=1.0):\n"
@@ -120,9 +126,9 @@ def test_a_student_process_gets_the_same_calls_as_in_a_grading_alone(tmp_path, s
     draws would shift every later test's inputs)."""
     no_mask = _solutions(tmp_path / "b", attention=("def attention(Q, K, V, causal=True):\n",
                                                     "def attention(Q, K, V, causal=False):\n"))
-    _grade(no_mask, Warm(), only=("attention",))
+    _grade(no_mask, _warm(), only=("attention",))
     alone = list(student_calls)
-    warm = Warm(replays=True)
+    warm = _warm(replays=True)
     _grade(_solutions(tmp_path), warm, only=("attention",))
     student_calls.clear()
     _grade(no_mask, warm, only=("attention",))
@@ -137,8 +143,8 @@ def test_a_student_who_answers_right_only_when_asked_again_gains_nothing(tmp_pat
              "    if key not in SEEN:\n"
              "        SEEN.add(key)\n"
              "        return np.zeros(np.shape(logits))\n")
-    alone = _grade(_solutions(tmp_path / "a", temperature=again), Warm(), only=("temperature",))
-    warm = Warm(replays=True)
+    alone = _grade(_solutions(tmp_path / "a", temperature=again), _warm(), only=("temperature",))
+    warm = _warm(replays=True)
     _grade(_solutions(tmp_path / "b"), warm, only=("temperature",))
     assert _grade(_solutions(tmp_path / "c", temperature=again), warm,
                   only=("temperature",)) == alone
@@ -156,10 +162,10 @@ def test_a_test_file_that_cannot_be_collected_fails_every_grading(tmp_path):
     broken = tmp_path / "solutions" / "day3" / "test_temperature.py"
     broken.write_text(broken.read_text() + "\nraise RuntimeError('broken')\n")
     exercise_set = loader.load_set(Course(tmp_path), "day3")
-    warm = Warm(replays=True)
+    warm = _warm(replays=True)
     for folder in ("a", "b"):
         with pytest.raises(CourseError, match="could not be collected"):
-            grade_set(exercise_set, _solutions(tmp_path / folder), "none",
+            grade_set(exercise_set, _solutions(tmp_path / folder), engine_level(),
                       only={"temperature", "attention"}, warm=warm)
 
 
@@ -179,13 +185,13 @@ def test_a_warm_keeps_no_calls_of_another_seed(tmp_path, monkeypatch):
     def calls(seed, warm):
         sent.clear()
         exercise_set = loader.load_set(Course(ROOT), "day3", seed_offset=seed)
-        grade_set(exercise_set, exercise_set.solutions_dir, "none", only={"attention"},
+        grade_set(exercise_set, exercise_set.solutions_dir, engine_level(), only={"attention"},
                   warm=warm, hidden_tests=False)
         return list(sent)
 
-    warm = Warm()
-    assert calls(0, warm) != calls(1, Warm())
-    assert calls(1, warm) == calls(1, Warm())
+    warm = _warm()
+    assert calls(0, warm) != calls(1, _warm())
+    assert calls(1, warm) == calls(1, _warm())
 
 
 @pytest.fixture
@@ -218,24 +224,24 @@ def judgings(monkeypatch):
 
 def _yaml_results(submission, warm, only=("temperature", "growth")):
     exercise_set = loader.load_set(Course(ROOT), "day3")
-    run = grade_set(exercise_set, submission, "none", only=set(only), warm=warm)
+    run = grade_set(exercise_set, submission, engine_level(), only=set(only), warm=warm)
     return {(c.exercise, c.check): (c.passed, c.lines, c.tags, c.output)
             for e in run.exercises for c in e.checks if c.kind != "pytest"}
 
 
 def test_an_answer_judged_before_is_not_judged_again(tmp_path, judgings):
-    warm = Warm(replays=True)
+    warm = _warm(replays=True)
     first = _yaml_results(_solutions(tmp_path), warm)
     again = _yaml_results(_solutions(tmp_path / "b"), warm)
     assert again == first and judgings[0] > 0 and judgings[1] == 0
     wrong = _yaml_results(_solutions(tmp_path / "c", temperature=("/ T\n", "* T\n")), warm)
-    alone = _yaml_results(_solutions(tmp_path / "d", temperature=("/ T\n", "* T\n")), Warm())
+    alone = _yaml_results(_solutions(tmp_path / "d", temperature=("/ T\n", "* T\n")), _warm())
     assert wrong == alone and 0 < judgings[2] < judgings[0]
 
 
 def test_what_a_call_printed_is_part_of_an_answer_judged_before(tmp_path, judgings):
     """A visible check shows what the call printed: the student's own, never another's."""
-    warm = Warm(replays=True)
+    warm = _warm(replays=True)
     _yaml_results(_solutions(tmp_path), warm, only=("growth",))
     noisy = _solutions(tmp_path / "b", growth=("    return n * n\n",
                                                "    print('mine')\n    return n * n + 1\n"))
@@ -256,10 +262,10 @@ def test_a_course_updated_under_a_warm_process_is_judged_by_its_new_files(tmp_pa
     student = tmp_path / "student"
     student.mkdir()
     (student / "demo.py").write_text("def double(x):\n    return 2 * x + 1e-9\n")
-    warm = Warm(replays=True)
+    warm = _warm(replays=True)
 
     def passed():
-        run = grade_set(loader.load_set(course, "demo"), student, "none", warm=warm)
+        run = grade_set(loader.load_set(course, "demo"), student, engine_level(), warm=warm)
         return [c.passed for e in run.exercises for c in e.checks]
 
     assert passed() == [False]   # exact
@@ -345,12 +351,13 @@ def test_a_run_staged_as_it_started_is_not_synced_again_but_a_kept_one_is(tmp_pa
     submission = _solutions(tmp_path)
     course = Course(ROOT)
     exercise_set = loader.load_set(course, "day3")
-    warm = start_run(course, "day3", submission, "none", only={"temperature"})
+    warm = start_run(course, "day3", submission, engine_level(), only={"temperature"},
+                     zygote=session_zygote())
     try:
-        grade_set(exercise_set, submission, "none", only={"temperature"}, warm=warm)
+        grade_set(exercise_set, submission, engine_level(), only={"temperature"}, warm=warm)
         assert synced == []
         (submission / "temperature.py").write_text("def softmax(x, T=1.0):\n    return x\n")
-        run = grade_set(exercise_set, submission, "none", only={"temperature"}, warm=warm)
+        run = grade_set(exercise_set, submission, engine_level(), only={"temperature"}, warm=warm)
         assert synced and not run.all_passed   # the saved file is the one graded
     finally:
         warm.close()

@@ -5,7 +5,15 @@ import json
 import numpy as np
 import pytest
 import sympy
-from conftest import GOOD, GOOD_HIDDEN, ROOT, make_course
+from conftest import (
+    GOOD,
+    GOOD_HIDDEN,
+    ROOT,
+    engine_level,
+    make_course,
+    session_warm,
+    session_zygote,
+)
 
 from grader.course import inputs
 from grader.course import loader as spec_loader
@@ -15,15 +23,23 @@ from grader.instructor import public_numbers, standins
 from grader.instructor import standin_runtime as rt
 from grader.instructor.devcheck import check_set
 
-LEVEL = "none"   # the stand-ins are the grader's own code; isolation is not the point here
+
+def _grade(exercise_set, folder, **options):
+    """The stand-ins are the grader's own code: isolation is not the point here."""
+    return grade_set(exercise_set, folder, engine_level(), warm=session_warm(), **options)
+
+
+def _check_set(course, **options):
+    return check_set(course, "demo", engine_level(), zygote=session_zygote(), **options)
 
 
 def _scores(course, only=None):
     exercise_set = spec_loader.load_set(course, "demo")
-    reference = grade_set(exercise_set, exercise_set.solutions_dir, LEVEL)
+    reference = _grade(exercise_set, exercise_set.solutions_dir)
     runs = {e.exercise.id: e for e in reference.exercises}
     return {(s.function, s.kind): s
-            for s in standins.grade_standins(exercise_set, LEVEL, runs, only)}
+            for s in standins.grade_standins(exercise_set, engine_level(), runs, only,
+                                                   session_warm())}
 
 
 def test_a_constant_passes_a_lone_visible_check_and_dev_check_says_so(tmp_path):
@@ -31,7 +47,7 @@ def test_a_constant_passes_a_lone_visible_check_and_dev_check_says_so(tmp_path):
     assert scores["double", "constant"].score == 2 and scores["double", "constant"].too_high
     assert scores["double", "lookup"].too_high        # the right answer for the one input
     assert scores["double", "zeros"].score == 0 and scores["double", "echo"].score == 0
-    findings = check_set(make_course(tmp_path / "again"), "demo", LEVEL, seeds=(0,))
+    findings = _check_set(make_course(tmp_path / "again"), seeds=(0,))
     problems = [str(f) for f in findings if f.problem]
     assert any("the constant stand-in of double scores 2 of 2 (allowed: nothing)" in p
                for p in problems), problems
@@ -41,7 +57,7 @@ def test_a_constant_passes_a_lone_visible_check_and_dev_check_says_so(tmp_path):
 
 def test_a_proper_check_set_passes(tmp_path):
     course = make_course(tmp_path, hidden=GOOD_HIDDEN)
-    findings = check_set(course, "demo", LEVEL, seeds=(0, 1))
+    findings = _check_set(course, seeds=(0, 1))
     assert not [f for f in findings if f.problem], [str(f) for f in findings]
     table = next(str(f) for f in findings if "stand-ins:" in str(f))
     assert table.splitlines()[-1].split()[1:] == ["0/2", "0/2", "0/2", "0/2"]
@@ -67,12 +83,12 @@ def test_a_visible_check_counts_once_a_hidden_check_passes(tmp_path):
     folder = tmp_path / "student"
     folder.mkdir()
     (folder / "demo.py").write_text("def double(x):\n    return 4\n")
-    run = grade_set(exercise_set, folder, LEVEL)
+    run = _grade(exercise_set, folder)
     two = run.exercises[0].checks[0]
     assert two.check == "two" and not two.passed and run.score == 0
     assert two.lines[0].code == "needs-twin"
     (folder / "demo.py").write_text("def double(x):\n    return 4 if x == 2 else 2 * x\n")
-    assert grade_set(exercise_set, folder, LEVEL).score == pytest.approx(2)
+    assert _grade(exercise_set, folder).score == pytest.approx(2)
 
 
 def test_zero_like_keeps_the_shape_and_type_with_nothing_in_it():
@@ -227,7 +243,7 @@ def test_hard_coded_answers_lose_their_points(tmp_path, case):
     source = (exercise_set.solutions_dir / f"{module}.py").read_text()
     assert old in source
     (folder / f"{module}.py").write_text(source.replace(old, new))
-    run = grade_set(exercise_set, folder, LEVEL, only={exercise_id})
+    run = _grade(exercise_set, folder, only={exercise_id})
     checks = [c for c in run.exercises[0].checks if c.function == function]
     earned = sum(c.score for c in checks)
     assert any(not c.passed for c in checks)
@@ -242,7 +258,7 @@ def test_one_global_maximum_fails_rows_of_very_different_scale(tmp_path):
     old = "z = z - z.max(axis=-1, keepdims=True)"
     assert old in source
     (folder / "temperature.py").write_text(source.replace(old, "z = z - z.max()", 1))
-    run = grade_set(exercise_set, folder, LEVEL, only={"temperature"})
+    run = _grade(exercise_set, folder, only={"temperature"})
     failed = {c.check: c.tags for c in run.exercises[0].checks
               if not c.passed and c.kind == "case"}
     assert set(failed) == {"rows-of-different-scale", "rows-of-different-scale-random"}
@@ -266,7 +282,7 @@ def test_a_function_right_in_one_respect_keeps_that_respects_visible_points(
     folder.mkdir()
     source = (ROOT / "solutions" / "c3-l2" / f"{exercise}.py").read_text()
     (folder / f"{exercise}.py").write_text(source + f"\n\n{wrong}\n")
-    checks = {c.check: c for c in grade_set(exercise_set, folder, LEVEL).exercises[0].checks}
+    checks = {c.check: c for c in _grade(exercise_set, folder).exercises[0].checks}
     assert checks[kept].passed and checks[kept].score > 0
     assert not checks[lost].passed and checks[lost].score == 0
 
@@ -294,7 +310,7 @@ def test_a_constant_that_equals_a_wrong_versions_answer_once_names_no_mistake(tm
         (folder / "gqa_groups.py").write_text(
             source + f"\n\n_kv_head_for = kv_head_for\n\n\ndef kv_head_for(h, n_q, n_kv):\n"
                      f"    {body}\n")
-        run = grade_set(exercise_set, folder, LEVEL)
+        run = _grade(exercise_set, folder)
         tags[name] = {t for c in run.exercises[0].checks for t in c.tags}
     assert tags["constant"] == set()
     assert "gqa-round-robin" in tags["round-robin"]

@@ -154,6 +154,15 @@ def main() -> None:
     """
 
 
+def caller_warm() -> Any:
+    """The grading.Warm this command was called with (``obj``): a grade-worker's,
+    which keeps reference answers between students and holds its zygote; else None."""
+    from ..grading import Warm
+
+    obj = click.get_current_context().find_root().obj
+    return obj if isinstance(obj, Warm) else None
+
+
 def load_course(course_dir: str | None) -> spec_loader.Course:
     """The course in ``course_dir``, or the one found from the current folder up."""
     return spec_loader.Course(Path(course_dir).resolve()) if course_dir else \

@@ -15,7 +15,7 @@ from ..errors import CourseError, ExitCode, Refusal
 from ..judge.msg import Msg
 from ..report import render as report
 from ..run import sandbox
-from .common import load_course, main, output_checked, say, write_output
+from .common import caller_warm, load_course, main, output_checked, say, write_output
 from .options import (
     course_option,
     exercise_option,
@@ -54,8 +54,10 @@ def dev_check(set_ids: tuple[str, ...], course_dir: str | None, isolation: str |
 
     course = load_course(course_dir)
     set_ids = set_ids or tuple(course.set_ids())
+    caller = caller_warm()   # a grade-worker's: its templates fork from its zygote
     findings = check_course(course, set_ids, isolation or sandbox.strongest_available(),
-                            tuple(range(seeds)), set(exercises) or None)
+                            tuple(range(seeds)), set(exercises) or None,
+                            caller.zygote if caller else None)
     for finding in findings:
         click.echo(finding.render(lang))
     problems = [f for f in findings if f.problem]

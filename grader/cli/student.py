@@ -21,7 +21,17 @@ from ..report import render as report
 from ..report.platforms import FORMATS, document_text
 from ..report.progress import Progress
 from ..run import sandbox, zygote
-from .common import EPILOG, colour, confirm, load_course, main, output_checked, say, write_output
+from .common import (
+    EPILOG,
+    caller_warm,
+    colour,
+    confirm,
+    load_course,
+    main,
+    output_checked,
+    say,
+    write_output,
+)
 from .options import (
     course_option,
     exercise_option,
@@ -77,7 +87,7 @@ def grade(set_id: str, submission: str | None, upload: str | None, as_json: bool
     run = None
     with _early_zygote() as early, \
             grading.warmed(course, set_id, stubs, level, required, limits, only,
-                           _warm() or early) as warm, \
+                           caller_warm() or early) as warm, \
             tempfile.TemporaryDirectory(prefix="attn-grade-upload-") as tmp:
         exercise_set = spec_loader.load_set(course, set_id, only=exercises or None)
         selected = list(exercise_set.exercises)
@@ -103,7 +113,7 @@ def grade(set_id: str, submission: str | None, upload: str | None, as_json: bool
     if as_json and fmt != "gradescope":
         click.echo(document_text(fmt, run, lang, document, problem, selected))
     elif as_json:   # for people, indented; for a worker's parent, compact (C-encoded)
-        click.echo(json.dumps(document, ensure_ascii=False, indent=None if _warm() else 2))
+        click.echo(json.dumps(document, ensure_ascii=False, indent=None if caller_warm() else 2))
     else:
         click.echo(report.terminal(run, lang, color=colour(),
                                    hints_used=mine.hints_used(set_id)) if run
@@ -136,12 +146,6 @@ def _early_zygote() -> Iterator[grading.Warm | None]:
         yield grading.Warm(zygote=shared)
     finally:
         shared.close()
-
-
-def _warm() -> grading.Warm | None:
-    """The reference answers a grade-worker keeps between students (see batch)."""
-    obj = click.get_current_context().find_root().obj
-    return obj if isinstance(obj, grading.Warm) else None
 
 
 @main.command("list", cls=StudentCommand)

@@ -14,6 +14,7 @@ import json
 import os
 from collections.abc import Collection, Sequence
 from pathlib import Path
+from typing import Any
 
 from ..course import loader as spec_loader
 from ..course.draws import DRAWS
@@ -23,6 +24,7 @@ from ..grading import Warm, grade_set
 from ..judge.msg import Msg
 from ..judge.results import CheckResult, ExerciseResult
 from ..run.student import open_run_folder
+from ..run.zygote import Zygote
 from . import standins
 from .findings import Finding
 from .fork_map import Crashed, fork_map
@@ -36,24 +38,36 @@ CLOSE_MARGIN = 0.5
 
 def check_course(course: Course, set_ids: Sequence[str], level: str,
                  seeds: Sequence[int] = SEEDS,
-                 only: Collection[str] | None = None) -> list[Finding]:
+                 only: Collection[str] | None = None, zygote: Any = None) -> list[Finding]:
     """All findings for the given sets (problems and notes).
 
     Each set's two halves (its proofs; its wrong versions) run side by side, each
     in a fork of this process: the gradings mostly wait on student processes.
+    ``zygote``: a run.zygote.Zygote the templates fork from (each fork on a socket of
+    its own), as a grade-worker's do; None: each run starts its own.
     """
     if not hasattr(os, "fork"):
         return _once([f for set_id in set_ids for f in check_set(course, set_id, level, seeds,
-                                                                 only)])
+                                                                 only, zygote=zygote)])
     _preload(course, set_ids)
     jobs = [(set_id, part) for set_id in set_ids for part in PARTS]
+    sockets = [zygote.adopt() if zygote is not None and zygote.alive() else None
+               for _ in jobs]
 
-    def check(job):   # in a fork
-        findings = check_set(course, job[0], level, seeds, only, parts=(job[1],))
+    def check(n):   # in a fork
+        set_id, part = jobs[n]
+        own = Zygote.attached(sockets[n].detach()) if sockets[n] is not None else None
+        findings = check_set(course, set_id, level, seeds, only, parts=(part,), zygote=own)
         return [f.to_plain() for f in findings]
 
+    try:
+        done = fork_map(check, range(len(jobs)))
+    finally:
+        for sock in sockets:
+            if sock is not None:
+                sock.close()
     out = []
-    for (set_id, _), plain in zip(jobs, fork_map(check, jobs)):
+    for (set_id, _), plain in zip(jobs, done):
         if isinstance(plain, Crashed):
             out.append(Finding(set_id, "", Msg("devcheck-crashed", status=plain.status)))
         else:
@@ -89,10 +103,10 @@ PARTS = ("proofs", "wrong versions")
 
 def check_set(course: Course, set_id: str, level: str, seeds: Sequence[int] = SEEDS,
               only: Collection[str] | None = None, stand_ins: bool = True,
-              parts: Sequence[str] = PARTS) -> list[Finding]:
+              parts: Sequence[str] = PARTS, zygote: Any = None) -> list[Finding]:
     """``only``: exercise ids to grade (None: all); files are always all checked.
     ``parts``: "proofs" (files, stubs, references, stand-ins) and/or "wrong versions"
-    (and the variants' references)."""
+    (and the variants' references); ``zygote``: as check_course's."""
     try:
         exercise_set = spec_loader.load_set(course, set_id)
     except CourseError as exc:
@@ -103,7 +117,8 @@ def check_set(course: Course, set_id: str, level: str, seeds: Sequence[int] = SE
     # template) and one set of reference answers for all of them
     warm = None
     try:
-        warm = Warm(open_run_folder(level, exercise_set.solutions_dir), replays=True)
+        warm = Warm(open_run_folder(level, exercise_set.solutions_dir, zygote=zygote),
+                    zygote=zygote, replays=True)
         if "proofs" in parts:
             findings += stubs_fail(exercise_set, level, only, warm)
             reference_runs: dict[str, ExerciseResult] = {}
