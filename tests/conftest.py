@@ -142,6 +142,7 @@ def pytest_runtest_setup(item):
             pytest.skip(why)
 
 
+@pytest.hookimpl(tryfirst=True)   # before Hypothesis's own, which may import it
 def pytest_configure(config):
     """The README's scheduler (LongestFirst) where pytest-xdist runs the tests; compile the
     grader once (and solutions/, which the grader imports): every CLI run
@@ -149,6 +150,7 @@ def pytest_configure(config):
     as a user's Python, which writes bytecode, does not."""
     import compileall
 
+    asserts_left_to_hypothesis(config)
     if config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(LongestFirst(), "attn-grade-longest-first")
     if not hasattr(config, "workerinput"):   # the xdist controller, or a run without it
@@ -156,6 +158,17 @@ def pytest_configure(config):
             compileall.compile_dir(ROOT / folder, quiet=1)
         if getattr(config.option, "numprocesses", None):
             rewrite_tests_once(config)
+
+
+def asserts_left_to_hypothesis(config):
+    """pytest rewrites the asserts of every module of a plugin's distribution, and so of
+    Hypothesis's 90-odd, which every test process imports (its plugin's terminal summary
+    does): half a second each, at the end of the run, where bytecode is not written.
+    Hypothesis's own asserts are not the tests'; they stay as they are.  Nothing where
+    pytest's (private) record of what it rewrites has changed."""
+    marked = getattr(getattr(config.pluginmanager, "rewrite_hook", None), "_must_rewrite", None)
+    if isinstance(marked, set):
+        marked.discard("hypothesis")
 
 
 def rewrite_tests_once(config):
