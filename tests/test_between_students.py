@@ -238,11 +238,10 @@ def test_what_one_exercise_leaves_in_a_scratch_folder_no_later_one_finds(tmp_pat
     if level == "process":
         request.getfixturevalue("reachable_python")
     zygote = None
-    if level == "zygote":
-        from grader.run.zygote import Zygote
+    if level == "zygote":   # this test process's, which its other gradings share
+        from conftest import session_zygote
 
-        zygote = Zygote()
-        request.addfinalizer(zygote.close)
+        zygote = session_zygote()
     tmp_path.chmod(0o755)
     (tmp_path / "writer.py").write_text(WRITER)
     (tmp_path / "reader.py").write_text(READER)

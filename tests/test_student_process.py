@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import engine_level, session_zygote
 
 from grader.course.limits import Limits
 from grader.run import sandbox
@@ -69,6 +70,12 @@ def child(tmp_path, level, request):
     folder.close()
 
 
+def engine_folder():
+    """A run folder for a test of the child's protocol, where isolation is not the point:
+    at conftest's engine level, its templates are forks of this process's zygote."""
+    return RunFolder(sandbox.plan(engine_level()), session_zygote())
+
+
 def test_values_come_back_as_plain_data(child):
     outcome = child.call("double", [np.array([1.0, 2.0])])
     assert outcome.ok and np.array_equal(outcome.value, [2.0, 4.0])
@@ -117,8 +124,8 @@ def test_the_child_imports_the_students_file_even_under_a_name_it_already_knows(
     imported (``json``); a sibling it imports is found beside it."""
     (tmp_path / "json.py").write_text("from helper import twice\n")
     (tmp_path / "helper.py").write_text("def twice(x):\n    return 2 * x\n")
-    folder = RunFolder()
-    process = StudentProcess(folder, tmp_path, "json", Limits(time=2.0), "none")
+    folder = engine_folder()
+    process = StudentProcess(folder, tmp_path, "json", Limits(time=2.0), folder.plan.level)
     try:
         outcome = process.call("twice", [21])
         assert outcome.ok and outcome.value == 42
@@ -129,8 +136,8 @@ def test_the_child_imports_the_students_file_even_under_a_name_it_already_knows(
 
 def test_syntax_error_is_reported_once_with_line(tmp_path):
     (tmp_path / "bad.py").write_text("def f(:\n    pass\n")
-    folder = RunFolder()
-    process = StudentProcess(folder, tmp_path, "bad", Limits(time=2.0), "none")
+    folder = engine_folder()
+    process = StudentProcess(folder, tmp_path, "bad", Limits(time=2.0), folder.plan.level)
     try:
         first = process.call("f")
         assert first.status == "error" and first.error["type"] == "SyntaxError"
@@ -148,8 +155,9 @@ def test_slow_import_costs_one_timeout(tmp_path):
         def f():
             return 1
         """))
-    folder = RunFolder()
-    process = StudentProcess(folder, tmp_path, "slow", Limits(time=0.5, import_time=0.5), "none")
+    folder = engine_folder()
+    process = StudentProcess(folder, tmp_path, "slow", Limits(time=0.5, import_time=0.5),
+                             folder.plan.level)
     try:
         assert process.call("f").status == "timeout"
         assert process.call("f").status == "timeout"
@@ -316,8 +324,8 @@ def test_each_way_of_changing_an_argument_in_place_is_noticed(tmp_path, function
     any change makes it encode them again, and the grader compares (writing the same
     values back is no change)."""
     (tmp_path / "mutates.py").write_text(MUTATES)
-    folder = RunFolder()
-    process = StudentProcess(folder, tmp_path, "mutates", Limits(time=2.0), "none")
+    folder = engine_folder()
+    process = StudentProcess(folder, tmp_path, "mutates", Limits(time=2.0), folder.plan.level)
     try:
         outcome = process.call(function, args)
         assert outcome.ok and outcome.mutated_args is mutated

@@ -156,11 +156,10 @@ def test_student_code_cannot_make_the_refused_calls_and_keeps_no_capability(
     if level == "process":
         request.getfixturevalue("reachable_python")   # as root: a Python its uid can reach
     zygote = None
-    if level == "zygote":
-        from grader.run.zygote import Zygote
+    if level == "zygote":   # this test process's, which its other gradings share
+        from conftest import session_zygote
 
-        zygote = Zygote()
-        request.addfinalizer(zygote.close)
+        zygote = session_zygote()
     (tmp_path / "tries.py").write_text(TRIES)
     tmp_path.chmod(0o755)
     folder = RunFolder(sandbox.plan("bubblewrap" if level == "zygote" else level), zygote)

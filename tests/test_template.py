@@ -297,13 +297,12 @@ ZYGOTE = pytest.mark.skipif(os.geteuid() != 0 or not sandbox.bubblewrap_works(),
                             reason="a zygote needs root and bubblewrap")
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def zygote():
-    from grader.run.zygote import Zygote
+    """This test process's zygote (conftest), which its other gradings share."""
+    from conftest import session_zygote
 
-    made = Zygote()
-    yield made
-    made.close()
+    return session_zygote()
 
 
 @pytest.mark.skipif(not sandbox.bubblewrap_works(), reason="bubblewrap is not available here")
@@ -453,10 +452,12 @@ def test_no_io_uring_thread_of_a_pinned_sandbox_runs_on_another_cpu(tmp_path):
 
 @ZYGOTE
 def test_without_its_zygote_a_run_starts_its_own_template(tmp_path):
+    from conftest import session_zygote
+
     from grader.run.zygote import Zygote
 
     (tmp_path / "clean.py").write_text(CLEAN)
-    gone = Zygote()
+    gone = Zygote.attached(os.dup(session_zygote().adopt().detach()))   # a worker's
     gone.close()
     with run_folder("bubblewrap", tmp_path, gone) as (folder, process):
         child = process("clean")
