@@ -336,6 +336,21 @@ def pytest_sessionfinish(session):
         shutil.rmtree(_KEPT.pop("logs"), ignore_errors=True)
 
 
+_VALIDATORS = {}   # id(schema) -> (schema, its validator)
+
+
+def schema_valid(instance, schema):
+    """jsonschema.validate, with the schema checked against its metaschema once, not at
+    each call (most of validate's time); raises jsonschema.ValidationError."""
+    import jsonschema
+
+    if id(schema) not in _VALIDATORS:
+        kind = jsonschema.validators.validator_for(schema)
+        kind.check_schema(schema)
+        _VALIDATORS[id(schema)] = (schema, kind(schema))
+    _VALIDATORS[id(schema)][1].validate(instance)
+
+
 def with_course(job):
     """An ``attn-grade`` command line for a worker: strings, with this course unless it
     names one."""

@@ -5,7 +5,7 @@ import json
 import shutil
 
 import pytest
-from conftest import GOOD, GOOD_HIDDEN, ROOT, make_course, run_here
+from conftest import GOOD, GOOD_HIDDEN, ROOT, make_course, run_here, schema_valid
 
 from grader.course import yaml_source
 from grader.course.formats import EXERCISE
@@ -279,11 +279,11 @@ def test_schema_accepts_every_bundled_exercise_and_rejects_a_typo():
     files = [p for p in (ROOT / "exercises").glob("*/*.yaml") if p.name != "set.yaml"]
     assert files
     for path in files:
-        jsonschema.validate(_plain(yaml_source.load(path)), schema)
+        schema_valid(_plain(yaml_source.load(path)), schema)
     broken = _plain(yaml_source.load(files[0]))
     broken["pionts"] = broken.pop("points")
     with pytest.raises(jsonschema.ValidationError):
-        jsonschema.validate(broken, schema)
+        schema_valid(broken, schema)
 
 
 def test_the_wrong_version_folder_changes_in_place_and_staging_sees_each_change():

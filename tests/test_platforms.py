@@ -6,9 +6,8 @@ import base64
 import json
 from collections import defaultdict
 
-import jsonschema
 import pytest
-from conftest import ROOT, copy_exercises, session_warm
+from conftest import ROOT, copy_exercises, schema_valid, session_warm
 from platform_schemas import CLASSROOM_RESULT, GRADESCOPE_RESULTS, PRAIRIELEARN_RESULTS
 from test_cli_grade import ALL_MISTAKES, solution
 
@@ -60,9 +59,9 @@ def _check_agreement(run, mistakes, lang):
     scope = gradescope(run, lang)
     prairie = platforms.prairielearn(run, lang)
     classroom = platforms.classroom(run, lang)
-    jsonschema.validate(scope, GRADESCOPE_RESULTS)
-    jsonschema.validate(prairie, PRAIRIELEARN_RESULTS)
-    jsonschema.validate(classroom, CLASSROOM_RESULT)
+    schema_valid(scope, GRADESCOPE_RESULTS)
+    schema_valid(prairie, PRAIRIELEARN_RESULTS)
+    schema_valid(classroom, CLASSROOM_RESULT)
     assert len(scope["tests"]) == len(prairie["tests"]) == len(classroom["tests"]) > 0
     for gs, pl, gc in zip(scope["tests"], prairie["tests"], classroom["tests"]):
         assert gs["name"] == pl["name"] == gc["name"]
@@ -114,18 +113,18 @@ def test_a_document_not_graded_is_never_a_zero():
     message = "not graded: the upload holds none of the files attention.py"
     prairie = json.loads(platforms.document_text("prairielearn", None, "en", {},
                                                  ("empty", message), exercises))
-    jsonschema.validate(prairie, PRAIRIELEARN_RESULTS)
+    schema_valid(prairie, PRAIRIELEARN_RESULTS)
     assert prairie["gradable"] is False and "score" not in prairie
     assert prairie["format_errors"] == [message]
     error = json.loads(base64.b64decode(platforms.document_text(
         "classroom", None, "en", {}, ("error", "broken"), exercises)))
-    jsonschema.validate(error, CLASSROOM_RESULT)
+    schema_valid(error, CLASSROOM_RESULT)
     assert error["status"] == "error" and error["max_score"] == 0
     empty = json.loads(base64.b64decode(platforms.document_text(
         "classroom", None, "en", {}, ("empty", message), exercises)))
-    jsonschema.validate(empty, CLASSROOM_RESULT)
+    schema_valid(empty, CLASSROOM_RESULT)
     assert empty["status"] == "fail" and empty["max_score"] == sum(e.points for e in exercises)
-    jsonschema.validate(not_graded("day3", exercises, "empty", message), GRADESCOPE_RESULTS)
+    schema_valid(not_graded("day3", exercises, "empty", message), GRADESCOPE_RESULTS)
 
 
 def test_prairielearn_results_stay_under_one_megabyte(first_round):
@@ -136,4 +135,4 @@ def test_prairielearn_results_stay_under_one_megabyte(first_round):
         test["message"] = "x" * 4000
     text = platforms.fit_prairielearn(document)
     assert len(text.encode()) <= platforms.PL_MAX_BYTES
-    jsonschema.validate(json.loads(text), PRAIRIELEARN_RESULTS)
+    schema_valid(json.loads(text), PRAIRIELEARN_RESULTS)

@@ -9,9 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-import jsonschema
 import pytest
-from conftest import SOLUTIONS, run_here
+from conftest import SOLUTIONS, run_here, schema_valid
 from platform_schemas import PRAIRIELEARN_INFO_QUESTION, PRAIRIELEARN_RESULTS
 from test_cli_grade import MISTAKES
 
@@ -51,7 +50,7 @@ def test_the_fragment_makes_a_complete_course(tmp_path, fragment, name):
     uuids = set()
     for folder in questions:
         info = json.loads((folder / "info.json").read_text())
-        jsonschema.validate(info, PRAIRIELEARN_INFO_QUESTION)
+        schema_valid(info, PRAIRIELEARN_INFO_QUESTION)
         options = info["externalGradingOptions"]
         assert info["gradingMethod"] == "External" and options["enableNetworking"] is False
         uuids.add(info["uuid"])
@@ -104,7 +103,7 @@ def _grade(tmp_path, fragment, files, *entry_args, python=sys.executable, name="
     text = (root / "results" / "results.json").read_text()
     assert len(text.encode()) <= 1_000_000
     document = json.loads(text)
-    jsonschema.validate(document, PRAIRIELEARN_RESULTS)
+    schema_valid(document, PRAIRIELEARN_RESULTS)
     return document, proc
 
 
