@@ -57,7 +57,11 @@ def check_course(course: Course, set_ids: Sequence[str], level: str,
     def check(n):   # in a fork
         set_id, part = jobs[n]
         own = Zygote.attached(sockets[n].detach()) if sockets[n] is not None else None
-        findings = check_set(course, set_id, level, seeds, only, parts=(part,), zygote=own)
+        try:
+            findings = check_set(course, set_id, level, seeds, only, parts=(part,), zygote=own)
+        finally:
+            if own is not None:
+                own.close()   # its socket only: the zygote serves the others on
         return [f.to_plain() for f in findings]
 
     try:
