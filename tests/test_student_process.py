@@ -62,7 +62,9 @@ def child(tmp_path, level, request):
         request.getfixturevalue("reachable_python")   # as root: a Python its uid can start
     (tmp_path / "sub").mkdir()
     (tmp_path / "sub" / "mod.py").write_text(CODE, encoding="utf-8")
-    folder = RunFolder(sandbox.plan(level))
+    # in bubblewrap, its template a fork of this process's zygote where it has one, as
+    # in a class (test_template starts templates in sandboxes of their own)
+    folder = RunFolder(sandbox.plan(level), session_zygote() if level == "bubblewrap" else None)
     process = StudentProcess(folder, tmp_path / "sub", "mod",
                              Limits(time=0.4, answer=1_000_000, output=100), level)
     yield process
