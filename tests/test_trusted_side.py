@@ -395,6 +395,25 @@ def test_answers_slow_to_read_cost_their_own_exercise_a_bounded_time(submission)
     assert "in all, so this one was not checked" in said
 
 
+def test_an_alarm_due_at_a_passed_deadline_is_not_set_again_while_it_is_raised(monkeypatch):
+    """A limit cut by its deadline raises; the enclosing alarm, due at that same deadline,
+    is not set again for the moment left of it (it went off in the handler that caught
+    the first: an element found unreadable, the next one tried; seen once in CI). One
+    still running, or a block that ends without raising, gets its alarm back."""
+    from grader.judge import timelimit
+
+    armed = []
+    monkeypatch.setattr(timelimit.signal, "setitimer", lambda _, seconds: armed.append(seconds))
+    monkeypatch.setattr(timelimit, "_deadline", [time.monotonic() - 0.001])   # passed
+    timelimit._rearm(time.monotonic() + 0.002, raising=True)
+    assert armed == []
+    timelimit._rearm(time.monotonic() + 0.002, raising=False)
+    assert len(armed) == 1
+    monkeypatch.setattr(timelimit, "_deadline", [time.monotonic() + 5])   # still running
+    timelimit._rearm(time.monotonic() + 1, raising=True)
+    assert len(armed) == 2 and 0 < armed[-1] <= 1
+
+
 def test_a_deadline_ends_every_time_limit_inside_it():
     """An answer's elements each get their own limit, but none outlives the answer's:
     the first is cut at the deadline, every later one fails before it starts."""

@@ -64,8 +64,21 @@ def time_limit(seconds: float) -> Iterator[None]:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
         if outer:   # the enclosing limit's alarm, for what is left of it
-            left = outer - (time.monotonic() - start)
-            if left > 0:
-                signal.setitimer(signal.ITIMER_REAL, left)
-            elif sys.exc_info()[1] is None:   # it is over too (else already raising)
-                raise TimeLimitExceeded()
+            _rearm(start + outer, raising=sys.exc_info()[1] is not None)
+
+
+DUE = 0.05   # seconds: an alarm this close after a passed deadline is that deadline's
+
+
+def _rearm(fires: float, raising: bool) -> None:
+    """Set the enclosing limit's alarm again for ``fires`` (time.monotonic).  Not where
+    this block is raising because the deadline has passed and that alarm was due at it:
+    the exception in flight is that interruption, and an alarm a moment later would
+    land in the handler that catches it (an element found unreadable, the next tried)."""
+    left = fires - time.monotonic()
+    if raising and expired() and fires <= _deadline[-1] + DUE:
+        return
+    if left > 0:
+        signal.setitimer(signal.ITIMER_REAL, left)
+    elif not raising:   # it is over too (else already raising)
+        raise TimeLimitExceeded()
