@@ -295,6 +295,14 @@ def engine_level():
     return "bubblewrap" if session_zygote() else "none"
 
 
+def engine_grade(exercise_set, submission, **options):
+    """grading.grade_set at the engine level, its runs' templates forks of this
+    process's zygote (``session_warm``), for a test of what the grader makes of answers."""
+    from grader.grading import grade_set
+
+    return grade_set(exercise_set, submission, engine_level(), warm=session_warm(), **options)
+
+
 def session_warm():
     """A Warm for one grading in this test process: its templates fork from this
     process's zygote (as root with bubblewrap), as a grade-worker's do; nothing else

@@ -10,10 +10,9 @@ from conftest import (
     EXERCISES,
     ROOT,
     SOLUTIONS,
-    engine_level,
+    engine_grade,
     grade_in_workers,
     run_here,
-    session_warm,
 )
 
 from grader.course import loader
@@ -217,17 +216,15 @@ def _per_student(set_id, exercise_id):
 
 
 def _answering(tmp_path, set_id, exercise, answers):
-    from grader.grading import grade_set
-
     folder = tmp_path / "student"
     folder.mkdir(exist_ok=True)
     source = (SOLUTIONS / set_id / exercise.file).read_text() + "".join(
         f"\n\ndef {f}():\n    return {getattr(v, 'tolist', lambda v=v: v)()!r}\n"
         for f, v in answers.items())
     (folder / exercise.file).write_text(source, encoding="utf-8")
-    return folder, lambda student: [c for c in grade_set(
-        loader.load_set(COURSE, set_id), folder, engine_level(), only={exercise.id},
-        student=student, warm=session_warm()).exercises[0].checks if c.function in answers]
+    return folder, lambda student: [c for c in engine_grade(
+        loader.load_set(COURSE, set_id), folder, only={exercise.id},
+        student=student).exercises[0].checks if c.function in answers]
 
 
 @pytest.mark.parametrize("set_id,exercise_id", [("day3", "attention_by_hand"),

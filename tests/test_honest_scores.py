@@ -14,9 +14,8 @@ from conftest import (
     ROOT,
     SOLUTIONS,
     checks_of,
-    engine_level,
+    engine_grade,
     grade_in_workers,
-    session_warm,
 )
 
 from grader.course import loader as spec_loader
@@ -321,7 +320,6 @@ def test_a_hidden_test_names_the_limit_the_run_was_given(tmp_path):
 
     from grader.course import loader
     from grader.course.spec import Course
-    from grader.grading import grade_set
 
     shutil.copytree(ROOT / "exercises" / "day3", tmp_path, dirs_exist_ok=True)
     right = (SOLUTIONS / "day3" / "attention.py").read_text()
@@ -333,8 +331,8 @@ def attention(Q, K, V, causal=True):
     return _right(Q, K, V, causal)
 """)
     exercise_set = loader.load_set(Course(ROOT), "day3")
-    run = grade_set(exercise_set, tmp_path, engine_level(), {"time": 0.5}, only={"attention"},
-                    warm=session_warm())
+    run = engine_grade(exercise_set, tmp_path, limit_overrides={"time": 0.5},
+                       only={"attention"})
     hidden = [c for c in run.exercises[0].checks if c.kind == "pytest"]
     from grader.report.messages import render
 
@@ -350,14 +348,13 @@ def test_a_hidden_test_says_the_module_could_not_be_imported(tmp_path):
 
     from grader.course import loader
     from grader.course.spec import Course
-    from grader.grading import grade_set
     from grader.report.messages import render
 
     shutil.copytree(ROOT / "exercises" / "day3", tmp_path, dirs_exist_ok=True)
     (tmp_path / "attention.py").write_text("import time\ntime.sleep(3)\n")
     exercise_set = loader.load_set(Course(ROOT), "day3")
-    run = grade_set(exercise_set, tmp_path, engine_level(), {"import_time": 0.5},
-                    only={"attention"}, warm=session_warm())
+    run = engine_grade(exercise_set, tmp_path, limit_overrides={"import_time": 0.5},
+                       only={"attention"})
     hidden = [c for c in run.exercises[0].checks if c.kind == "pytest"]
     texts = [render(line, "en") for c in hidden for line in c.lines]
     assert hidden and all("importing attention.py took longer than 0.5 s" in t
@@ -372,7 +369,6 @@ def test_hidden_tests_of_the_same_name_in_two_files_stay_apart(tmp_path):
 
     from grader.course import loader
     from grader.course.spec import Course
-    from grader.grading import grade_set
 
     shutil.copytree(ROOT / "exercises" / "day3", tmp_path, dirs_exist_ok=True)
     for name in ("attention.py", "temperature.py"):
@@ -380,8 +376,7 @@ def test_hidden_tests_of_the_same_name_in_two_files_stay_apart(tmp_path):
     with open(tmp_path / "temperature.py", "a", encoding="utf-8") as f:
         f.write("\n\nsoftmax = softmax_wrong_axis   # rows do not sum to one\n")
     exercise_set = loader.load_set(Course(ROOT), "day3")
-    run = grade_set(exercise_set, tmp_path, engine_level(), only={"attention", "temperature"},
-                    warm=session_warm())
+    run = engine_grade(exercise_set, tmp_path, only={"attention", "temperature"})
     for result in run.exercises:
         source = (SOLUTIONS / "day3" / f"test_{result.exercise.id}.py").read_text()
         tests = sorted(node.name for node in ast.parse(source).body

@@ -9,6 +9,7 @@ from conftest import (
     GOOD,
     GOOD_HIDDEN,
     ROOT,
+    engine_grade,
     engine_level,
     make_course,
     session_warm,
@@ -18,15 +19,9 @@ from conftest import (
 from grader.course import inputs
 from grader.course import loader as spec_loader
 from grader.course.spec import Course
-from grader.grading import grade_set
 from grader.instructor import public_numbers, standins
 from grader.instructor import standin_runtime as rt
 from grader.instructor.devcheck import check_set
-
-
-def _grade(exercise_set, folder, **options):
-    """The stand-ins are the grader's own code: isolation is not the point here."""
-    return grade_set(exercise_set, folder, engine_level(), warm=session_warm(), **options)
 
 
 def _check_set(course, **options):
@@ -35,7 +30,7 @@ def _check_set(course, **options):
 
 def _scores(course, only=None):
     exercise_set = spec_loader.load_set(course, "demo")
-    reference = _grade(exercise_set, exercise_set.solutions_dir)
+    reference = engine_grade(exercise_set, exercise_set.solutions_dir)
     runs = {e.exercise.id: e for e in reference.exercises}
     return {(s.function, s.kind): s
             for s in standins.grade_standins(exercise_set, engine_level(), runs, only,
@@ -83,12 +78,12 @@ def test_a_visible_check_counts_once_a_hidden_check_passes(tmp_path):
     folder = tmp_path / "student"
     folder.mkdir()
     (folder / "demo.py").write_text("def double(x):\n    return 4\n")
-    run = _grade(exercise_set, folder)
+    run = engine_grade(exercise_set, folder)
     two = run.exercises[0].checks[0]
     assert two.check == "two" and not two.passed and run.score == 0
     assert two.lines[0].code == "needs-twin"
     (folder / "demo.py").write_text("def double(x):\n    return 4 if x == 2 else 2 * x\n")
-    assert _grade(exercise_set, folder).score == pytest.approx(2)
+    assert engine_grade(exercise_set, folder).score == pytest.approx(2)
 
 
 def test_zero_like_keeps_the_shape_and_type_with_nothing_in_it():
@@ -243,7 +238,7 @@ def test_hard_coded_answers_lose_their_points(tmp_path, case):
     source = (exercise_set.solutions_dir / f"{module}.py").read_text()
     assert old in source
     (folder / f"{module}.py").write_text(source.replace(old, new))
-    run = _grade(exercise_set, folder, only={exercise_id})
+    run = engine_grade(exercise_set, folder, only={exercise_id})
     checks = [c for c in run.exercises[0].checks if c.function == function]
     earned = sum(c.score for c in checks)
     assert any(not c.passed for c in checks)
@@ -258,7 +253,7 @@ def test_one_global_maximum_fails_rows_of_very_different_scale(tmp_path):
     old = "z = z - z.max(axis=-1, keepdims=True)"
     assert old in source
     (folder / "temperature.py").write_text(source.replace(old, "z = z - z.max()", 1))
-    run = _grade(exercise_set, folder, only={"temperature"})
+    run = engine_grade(exercise_set, folder, only={"temperature"})
     failed = {c.check: c.tags for c in run.exercises[0].checks
               if not c.passed and c.kind == "case"}
     assert set(failed) == {"rows-of-different-scale", "rows-of-different-scale-random"}
@@ -282,7 +277,7 @@ def test_a_function_right_in_one_respect_keeps_that_respects_visible_points(
     folder.mkdir()
     source = (ROOT / "solutions" / "c3-l2" / f"{exercise}.py").read_text()
     (folder / f"{exercise}.py").write_text(source + f"\n\n{wrong}\n")
-    checks = {c.check: c for c in _grade(exercise_set, folder).exercises[0].checks}
+    checks = {c.check: c for c in engine_grade(exercise_set, folder).exercises[0].checks}
     assert checks[kept].passed and checks[kept].score > 0
     assert not checks[lost].passed and checks[lost].score == 0
 
@@ -310,7 +305,7 @@ def test_a_constant_that_equals_a_wrong_versions_answer_once_names_no_mistake(tm
         (folder / "gqa_groups.py").write_text(
             source + f"\n\n_kv_head_for = kv_head_for\n\n\ndef kv_head_for(h, n_q, n_kv):\n"
                      f"    {body}\n")
-        run = _grade(exercise_set, folder)
+        run = engine_grade(exercise_set, folder)
         tags[name] = {t for c in run.exercises[0].checks for t in c.tags}
     assert tags["constant"] == set()
     assert "gqa-round-robin" in tags["round-robin"]
