@@ -75,9 +75,9 @@ def _rearm(fires: float, raising: bool) -> None:
     this block is raising because the deadline has passed and that alarm was due at it:
     the exception in flight is that interruption, and an alarm a moment later would
     land in the handler that catches it (an element found unreadable, the next tried)."""
-    left = fires - time.monotonic()
     if raising and expired() and fires <= _deadline[-1] + DUE:
         return
+    left = fires - time.monotonic()
     if left > 0:
         signal.setitimer(signal.ITIMER_REAL, left)
     elif not raising:   # it is over too (else already raising)
