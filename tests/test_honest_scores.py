@@ -331,13 +331,13 @@ def attention(Q, K, V, causal=True):
     return _right(Q, K, V, causal)
 """)
     exercise_set = loader.load_set(Course(ROOT), "day3")
-    run = engine_grade(exercise_set, tmp_path, limit_overrides={"time": 0.5},
+    run = engine_grade(exercise_set, tmp_path, limit_overrides={"time": 0.25},
                        only={"attention"})
     hidden = [c for c in run.exercises[0].checks if c.kind == "pytest"]
     from grader.report.messages import render
 
     texts = [render(line, "en") for c in hidden for line in c.lines]
-    assert hidden and any("0.5 s" in t for t in texts), texts
+    assert hidden and any("0.25 s" in t for t in texts), texts
     assert not any("took longer than 5 s" in t for t in texts), texts
 
 
@@ -353,11 +353,11 @@ def test_a_hidden_test_says_the_module_could_not_be_imported(tmp_path):
     shutil.copytree(ROOT / "exercises" / "day3", tmp_path, dirs_exist_ok=True)
     (tmp_path / "attention.py").write_text("import time\ntime.sleep(3)\n")
     exercise_set = loader.load_set(Course(ROOT), "day3")
-    run = engine_grade(exercise_set, tmp_path, limit_overrides={"import_time": 0.5},
+    run = engine_grade(exercise_set, tmp_path, limit_overrides={"import_time": 0.25},
                        only={"attention"})
     hidden = [c for c in run.exercises[0].checks if c.kind == "pytest"]
     texts = [render(line, "en") for c in hidden for line in c.lines]
-    assert hidden and all("importing attention.py took longer than 0.5 s" in t
+    assert hidden and all("importing attention.py took longer than 0.25 s" in t
                           for t in texts), texts
 
 

@@ -213,7 +213,7 @@ def test_requests_written_ahead_never_fill_a_shrunken_stdin(tmp_path):
                 time.sleep(60)
             return x
     '''), encoding="utf-8")
-    outcomes = _calls_of_f(tmp_path / "sub", 1500, Limits(time=1.0))
+    outcomes = _calls_of_f(tmp_path / "sub", 1500, Limits(time=0.3))
     assert outcomes[0].status.value == "timeout"
     assert [o.value for o in outcomes[1:]] == list(range(1, 1500))
 

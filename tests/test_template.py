@@ -112,7 +112,7 @@ def test_monkeypatching_numpy_in_one_exercise_does_not_reach_the_next(run):
 
 def test_a_hung_or_dead_child_is_replaced_by_a_fork_not_a_new_sandbox(run):
     folder, process = run
-    child = process("clean", time=0.5)
+    child = process("clean", time=0.25)
     assert child.call("clean").ok
     template = child.proc.pid
     assert child.call("hang").status is Status.TIMEOUT

@@ -327,11 +327,11 @@ def test_a_starved_trusted_fork_is_not_an_overrun_and_a_busy_one_is():
 
     from grader.judge import bounded
 
-    fork = bounded.Fork(_stalled_then_done, 0.3)
+    fork = bounded.Fork(_stalled_then_done, 0.15)
     try:
         ready = next(fork)
         os.kill(fork.pid, signal.SIGSTOP)
-        resume = threading.Timer(0.9, os.kill, (fork.pid, signal.SIGCONT))
+        resume = threading.Timer(0.45, os.kill, (fork.pid, signal.SIGCONT))
         resume.start()
         ready.reply("go")
         assert list(fork) == [{"after": True}]
@@ -340,7 +340,7 @@ def test_a_starved_trusted_fork_is_not_an_overrun_and_a_busy_one_is():
         fork.close()
     start = time.monotonic()
     with pytest.raises(bounded.Overrun, match="timeout"):
-        list(bounded.events(_spins, 0.3))
+        list(bounded.events(_spins, 0.15))
     assert time.monotonic() - start < 2
 
 
@@ -348,8 +348,7 @@ SLOW_ELEMENTS = '''
 import sympy as S
 
 # each element evaluates in about half a second, under the per-element limit (2 s); the
-# test quarters an answer's deadline and an exercise's allowance (10**160000, a second, for
-# the grader's own)
+# test gives an answer's deadline and an exercise's allowance an eighth of the grader's
 SLOW = S.sin(S.Pow(S.Integer(10), S.Integer(100000), evaluate=False), evaluate=False)
 
 
@@ -361,15 +360,15 @@ def greedy(logits):
     return SLOW
 '''
 REPORTS_WITHIN = 60   # seconds: one such answer must not hold a whole set's grading longer
-# The CLI with an answer's deadline and an exercise's allowance a quarter of the grader's
-# (5 s and 10 s): three such elements outlast an answer's deadline, two answers the
-# exercise's allowance; the same story in a quarter of the trusted CPU seconds.
+# The CLI with an answer's deadline and an exercise's allowance an eighth of the grader's
+# (5 s and 10 s): two such elements outlast an answer's deadline, two answers the
+# exercise's allowance; the same story in an eighth of the trusted CPU seconds.
 QUARTER_ALLOWANCE = """
 import sys
 from grader import grading
 from grader.judge import jobs
 assert (jobs.ANSWER_SECONDS, jobs.EXERCISE_SECONDS, grading.EXERCISE_SECONDS) == (5, 10, 10)
-jobs.ANSWER_SECONDS, jobs.EXERCISE_SECONDS, grading.EXERCISE_SECONDS = 1.25, 2.5, 2.5
+jobs.ANSWER_SECONDS, jobs.EXERCISE_SECONDS, grading.EXERCISE_SECONDS = 0.625, 1.25, 1.25
 from grader.cli import main
 main(prog_name="attn-grade")
 """
