@@ -446,7 +446,7 @@ def submission(tmp_path):
 def day3_release(tmp_path_factory):
     """``attn-grade release day3``, made once for the session; tests that change it copy it."""
     out = tmp_path_factory.mktemp("release") / "bundle"
-    proc = run_cli("release", "day3", "-o", out)
+    proc = run_here("release", "day3", "-o", out)
     assert proc.returncode == 0, proc.stderr
     return out
 

@@ -324,8 +324,14 @@ def greedy(logits):
 """
 
 
+# a slow import meets an import limit of 1 s (the others' 4 s): it sleeps until the
+# limit, the longest wait of the hostile runs, and the message names the limit it was given
+IMPORT_LIMITS = [*LIMITS[:LIMITS.index("--import-time-limit")], "--import-time-limit", "1",
+                 *LIMITS[LIMITS.index("--import-time-limit") + 2:]]
+
+
 def limits_for(attack):
-    return LOOP_LIMITS if attack == "infinite loop" else LIMITS
+    return {"infinite loop": LOOP_LIMITS, "slow import": IMPORT_LIMITS}.get(attack, LIMITS)
 
 
 def hostile_jobs():
@@ -462,7 +468,7 @@ def test_attack_scores_zero_and_harms_nothing_else(attack_results, attack):
 
 MESSAGES = {
     "infinite loop": "took longer than 0.25 s",
-    "slow import": "importing temperature.py took longer than 4 s",
+    "slow import": "importing temperature.py took longer than 1 s",
     "multi-GiB allocation": "used more than 768 MiB",
     "segfault": "crashed (SIGSEGV)",
     "syntax error": "temperature.py has a syntax error",
