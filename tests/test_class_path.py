@@ -18,7 +18,7 @@ from pathlib import Path
 from unittest import mock
 
 import pytest
-from conftest import DAY3_MAX, EXERCISES, ROOT, SOLUTIONS, run_cli
+from conftest import DAY3_MAX, EXERCISES, ROOT, SOLUTIONS, run_cli, run_here
 
 from grader.course import loader
 from grader.course.spec import Course
@@ -151,13 +151,17 @@ def _zip(path, files):
             archive.writestr(name, text)
 
 
-def _grade_all(submissions, out, *extra, cwd=ROOT, argv=None, env=None):
+def _grade_all(submissions, out, *extra, cwd=None, argv=None, env=None):
+    """grade-all's rows and gradebook: in this process (run_here) unless the test is
+    about the process it runs in (``cwd``: started in that folder; ``argv``, ``env``)."""
     args = ["grade-all", "day3", submissions, "-o", out, "--course", ROOT, "--jobs", "2",
             *extra]
-    if argv is None:
+    if argv is None and cwd is None:
+        proc = run_here(*args)
+    elif argv is None:
         proc = run_cli(*args, cwd=cwd, timeout=300)
     else:
-        proc = subprocess.run([*argv, *map(str, args)], cwd=cwd, capture_output=True,
+        proc = subprocess.run([*argv, *map(str, args)], cwd=cwd or ROOT, capture_output=True,
                               text=True, timeout=300, env=env)
     assert proc.returncode == 0, proc.stderr
     text = (out / "gradebook.csv").read_text()

@@ -51,9 +51,9 @@ def graded_class(tmp_path_factory):
     _student(submissions / "gus")
     (submissions / "hal").mkdir()
     out = root / "out"
-    proc = run_cli("grade-all", "day3", submissions, "-o", out, "--course", ROOT, "--jobs", "2",
-                   "--exercise", "temperature", "--exercise", "attention", "--lang", "en",
-                   *(["--report"] if CHARTS else []), timeout=300)
+    proc = run_here("grade-all", "day3", submissions, "-o", out, "--course", ROOT, "--jobs",
+                    "2", "--exercise", "temperature", "--exercise", "attention", "--lang", "en",
+                    *(["--report"] if CHARTS else []))
     assert proc.returncode == 0, proc.stderr
     assert ("report.html" in proc.stdout) == CHARTS
     data_file = root / "report.json"
