@@ -212,13 +212,14 @@ def run_cli(*args, cwd=ROOT, timeout=120, python=None, env=None, input=None):
                           input=input)
 
 
-def run_here(*args, cwd=ROOT, input=None):
+def run_here(*args, cwd=ROOT, input=None, env=None):
     """Run an ``attn-grade`` command line in this process, as a grade-worker runs one
     (click's CliRunner, given a Warm that holds this process's zygote): the command's
     own code, exit code and output, without a Python start, the grader's imports and a
     zygote a run.  For what a command says and does; ``run_cli`` for what only a
     process of its own shows (its stdout as bytes, signals, the environment, a
-    Python of its own).  Returns a CompletedProcess like ``run_cli``'s."""
+    Python of its own).  ``env``: variables set (or, None, unset) while it runs.
+    Returns a CompletedProcess like ``run_cli``'s."""
     from click.testing import CliRunner
 
     from grader.cli import main
@@ -227,7 +228,7 @@ def run_here(*args, cwd=ROOT, input=None):
     os.chdir(cwd)
     try:
         result = CliRunner().invoke(main, [*map(str, args)], input=input, obj=session_warm(),
-                                    catch_exceptions=False)
+                                    env=env, catch_exceptions=False)
     finally:
         os.chdir(here)
     return subprocess.CompletedProcess(["attn-grade", *map(str, args)], result.exit_code,

@@ -91,12 +91,14 @@ def test_without_a_course_the_student_is_told_where_to_run_in_chinese(tmp_path):
 
 
 def test_a_chinese_locale_is_enough_and_the_usage_names_the_command_typed():
-    env = {**os.environ, "LC_ALL": "", "LC_MESSAGES": "", "LANG": "zh_CN.UTF-8"}
+    locale = {"LC_ALL": None, "LC_MESSAGES": None, "LANG": "zh_CN.UTF-8"}
     for args, said in ((["day3", "--exercise", "nosuch"], "练习集“day3”里没有练习“nosuch”"),
                        (["day3", "--bogus"], "没有这个选项"), (["hint", "day3"], "缺少参数 ID")):
-        proc = run_cli(*args, env=env)
+        proc = run_here(*args, env=locale)
         assert proc.returncode == 2 and said in proc.stderr, proc.stderr
-    proc = run_cli("day3", "--bogus", env=env)
+    # the usage line names the command as typed: a process of its own
+    proc = run_cli("day3", "--bogus", env={**os.environ, "LC_ALL": "", "LC_MESSAGES": "",
+                                           "LANG": "zh_CN.UTF-8"})
     assert "用法：" in proc.stderr and "grader day3 [OPTIONS]" in proc.stderr
     assert "grade [OPTIONS]" not in proc.stderr
     proc = run_cli("day3", "--bogus", "--lang", "en")
