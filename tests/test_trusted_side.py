@@ -19,7 +19,7 @@ from conftest import (
     checks_of,
     grade_in_workers,
     grade_many,
-    run_cli,
+    run_here,
 )
 
 LIMITS = ("--time-limit", "2", "--lang", "en")
@@ -237,7 +237,7 @@ def greedy(logits):
 
 def test_control_characters_from_the_student_are_escaped_and_hidden_inputs_unshown(tmp_path):
     folder = _submission(tmp_path, temperature=HOSTILE_MESSAGES)
-    proc = run_cli(SET, "--submission", folder, "--exercise", "temperature", *LIMITS)
+    proc = run_here(SET, "--submission", folder, "--exercise", "temperature", *LIMITS)
     assert "\x1b" not in proc.stdout and "\r" not in proc.stdout
     assert not any(line.startswith("93 / 93") for line in proc.stdout.splitlines())
     [(_, doc)] = grade_in_workers([[SET, "--submission", folder, "--json", "--exercise",
@@ -274,8 +274,8 @@ def greedy(logits):
 ''')
     out = tmp_path / "results.json"
     start = time.monotonic()
-    run_cli(SET, "--submission", folder, "--json", "--exercise", "temperature",
-            "--output", out, *LIMITS)
+    run_here(SET, "--submission", folder, "--json", "--exercise", "temperature",
+             "--output", out, *LIMITS)
     assert out.stat().st_size < 200_000
     assert time.monotonic() - start < HANG_GUARD   # a hang guard
 
