@@ -9,7 +9,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import EXERCISES, ROOT, SOLUTIONS, run_cli, run_here
+from conftest import EXERCISES, ROOT, SOLUTIONS, run_here
 
 from grader.instructor import class_page, class_report
 from grader.report import render as report

@@ -8,7 +8,7 @@ import os
 import shutil
 
 import pytest
-from conftest import EXERCISES, ROOT, SOLUTIONS, run_cli, run_here
+from conftest import EXERCISES, ROOT, SOLUTIONS, run_here
 
 from grader.instructor import notebook_cells
 from grader.instructor.uploads import SubmissionError
