@@ -4,7 +4,7 @@ import dataclasses
 import json
 import textwrap
 
-from conftest import make_course, run_cli
+from conftest import make_course, run_here
 
 from grader.instructor.fork_map import Crashed, fork_map
 from grader.instructor.mutants import EQUIVALENT, KILLED, SURVIVED, judge_course
@@ -71,14 +71,14 @@ def test_survivors_equivalents_and_the_killed_are_told_apart(tmp_path):
 
 
 def test_the_exit_code_follows_the_sets_threshold(tmp_path):
-    below = run_cli("dev", "mutants", "--course", _course(tmp_path / "a", 1).root,
-                    "--isolation", LEVEL, "--lang", "zh")
+    below = run_here("dev", "mutants", "--course", _course(tmp_path / "a", 1).root,
+                     "--isolation", LEVEL, "--lang", "zh")
     assert below.returncode == 1, below.stderr
     assert "✗ demo/demo: area, 3: return 3.14159 * r * r  →  return 4.14159 * r * r" \
         in below.stdout
     assert "低于清单中变异得分门槛 100.0%" in below.stdout
-    reached = run_cli("dev", "mutants", "--course", _course(tmp_path / "b", 0.5).root,
-                      "--isolation", LEVEL, "--json")
+    reached = run_here("dev", "mutants", "--course", _course(tmp_path / "b", 0.5).root,
+                       "--isolation", LEVEL, "--json")
     assert reached.returncode == 0, reached.stderr
     [document] = json.loads(reached.stdout)
     assert document["mutation_score"] == 0.5 and 0.5 <= document["score"] < 1
