@@ -4,13 +4,14 @@ import dataclasses
 import json
 import textwrap
 
-from conftest import make_course, run_here
+from conftest import engine_level, make_course, run_here
 
 from grader.instructor.fork_map import Crashed, fork_map
 from grader.instructor.mutants import EQUIVALENT, KILLED, SURVIVED, judge_course
 from grader.instructor.mutators import mutants
 
-LEVEL = "none"   # the mutants are the course's own code; isolation is not the point here
+# the mutants are the course's own code: they run at conftest's engine level, where
+# isolation is not the point
 
 # area(r): the reference takes abs(r) first, which no check's input (all positive)
 # can tell from leaving it out (equivalent); a tolerance of 50 % lets a constant
@@ -54,7 +55,7 @@ def _course(tmp_path, threshold=None):
 
 
 def test_survivors_equivalents_and_the_killed_are_told_apart(tmp_path):
-    [result] = judge_course(_course(tmp_path), ["demo"], LEVEL)
+    [result] = judge_course(_course(tmp_path), ["demo"], engine_level())
     status = {j.mutant.after: j.status for j in result.judged}
     assert status["return 4.14159 * r * r"] == SURVIVED      # 32 % off, within 50 %
     assert status["return 3.14159 * r + r"] == KILLED          # right at r = 2 only
@@ -72,13 +73,13 @@ def test_survivors_equivalents_and_the_killed_are_told_apart(tmp_path):
 
 def test_the_exit_code_follows_the_sets_threshold(tmp_path):
     below = run_here("dev", "mutants", "--course", _course(tmp_path / "a", 1).root,
-                     "--isolation", LEVEL, "--lang", "zh")
+                     "--isolation", engine_level(), "--lang", "zh")
     assert below.returncode == 1, below.stderr
     assert "✗ demo/demo: area, 3: return 3.14159 * r * r  →  return 4.14159 * r * r" \
         in below.stdout
     assert "低于清单中变异得分门槛 100.0%" in below.stdout
     reached = run_here("dev", "mutants", "--course", _course(tmp_path / "b", 0.5).root,
-                       "--isolation", LEVEL, "--json")
+                       "--isolation", engine_level(), "--json")
     assert reached.returncode == 0, reached.stderr
     [document] = json.loads(reached.stdout)
     assert document["mutation_score"] == 0.5 and 0.5 <= document["score"] < 1
