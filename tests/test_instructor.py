@@ -24,12 +24,12 @@ def test_tiny_course_passes(tmp_path):
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
-def test_dev_check_given_a_zygote_forks_every_template_from_it(tmp_path, monkeypatch):
-    """A grade-worker's (or a test process's) zygote serves both halves of dev check,
-    each fork on a socket of its own: no run starts a sandbox and a Python of its own."""
+@pytest.fixture
+def template_starts(tmp_path, monkeypatch):
+    """A file with a line (the level) for each template started as a Python of its own,
+    written in forks too; skips where there is no zygote to fork templates from."""
     from conftest import session_zygote
 
-    from grader.instructor.devcheck import check_course
     from grader.run.template import Template
 
     if session_zygote() is None:
@@ -38,20 +38,49 @@ def test_dev_check_given_a_zygote_forks_every_template_from_it(tmp_path, monkeyp
     started.touch()
     real = Template._start
 
-    def logged(self, *args):   # in dev check's forks too: a line in a file
+    def logged(self, *args):
         with open(started, "a") as log:
             log.write(f"{self.folder.plan.level}\n")
         return real(self, *args)
 
     monkeypatch.setattr(Template, "_start", logged)
+    return started
+
+
+def test_dev_check_given_a_zygote_forks_every_template_from_it(template_starts, tmp_path):
+    """A grade-worker's (or a test process's) zygote serves both halves of dev check,
+    each fork on a socket of its own: no run starts a sandbox and a Python of its own."""
+    from conftest import session_zygote
+
+    from grader.instructor.devcheck import check_course
+
     make_course(tmp_path / "course", hidden=GOOD_HIDDEN)
     findings = check_course(Course(tmp_path / "course"), ["demo"], "bubblewrap", seeds=(0,),
                             zygote=session_zygote())
     assert not [f for f in findings if f.problem], [str(f) for f in findings]
-    assert started.read_text() == ""
+    assert template_starts.read_text() == ""
     assert session_zygote().alive()   # each fork closed its own socket, not the zygote's
     check_course(Course(tmp_path / "course"), ["demo"], "bubblewrap", seeds=(0,))
-    assert started.read_text().startswith("bubblewrap\n")   # without it: their own
+    assert template_starts.read_text().startswith("bubblewrap\n")   # without it: their own
+
+
+def test_a_release_given_a_zygote_forks_every_template_from_it(template_starts, tmp_path):
+    """release (and the GitHub Classroom export, which makes one) grades the stubs and the
+    references: with a grade-worker's zygote, neither starts a Python of its own."""
+    from conftest import session_zygote
+
+    from grader.course import loader
+    from grader.instructor.release import make_release
+
+    make_course(tmp_path / "course", hidden=GOOD_HIDDEN)
+    shutil.copy(ROOT / "pyproject.toml", tmp_path / "course")   # the bundle's install file
+    course = Course(tmp_path / "course")
+    make_release(course, loader.load_set(course, "demo"), tmp_path / "a", "bubblewrap",
+                 zygote=session_zygote())
+    assert (tmp_path / "a" / "exercises" / "demo").is_dir()
+    assert template_starts.read_text() == ""
+    make_release(course, loader.load_set(course, "demo"), tmp_path / "b", "bubblewrap")
+    assert template_starts.read_text().startswith("bubblewrap\n")   # without it: their own
 
 
 def test_tiny_course_without_hidden_checks_lets_a_constant_through(tmp_path):

@@ -310,8 +310,10 @@ def export_github_classroom(set_id: str, out_dir: str, hidden_from: str | None,
     from ..instructor.classroom import write_template
 
     course = load_course(course_dir)
+    caller = caller_warm()   # a grade-worker's: its templates fork from its zygote
     write_template(course, spec_loader.load_set(course, set_id), out_dir,
-                   isolation or sandbox.strongest_available(), lang, hidden_from)
+                   isolation or sandbox.strongest_available(), lang, hidden_from,
+                   caller.zygote if caller else None)
     say(Msg("export-classroom-wrote", platform="GitHub Classroom", set=set_id,
             folder=out_dir), lang)
 
@@ -350,7 +352,8 @@ def release(set_id: str, out_dir: str, course_dir: str | None, isolation: str | 
     from ..instructor.release import make_release
 
     course = load_course(course_dir)
+    caller = caller_warm()   # a grade-worker's: its templates fork from its zygote
     make_release(course, spec_loader.load_set(course, set_id), out_dir,
-                 isolation or sandbox.strongest_available())
+                 isolation or sandbox.strongest_available(), caller.zygote if caller else None)
     say(Msg("release-wrote", set=set_id, folder=out_dir,
             command=f"python3 -m pip install -e . && attn-grade {set_id}"), lang)

@@ -37,9 +37,10 @@ ACTIONS = {"checkout": "actions/checkout@v4", "python": "actions/setup-python@v5
 
 
 def write_template(course: Course, exercise_set: ExerciseSet, out: str | Path, level: str,
-                   lang: str, hidden_from: str | None = None) -> Path:
-    """Write the template repository of ``exercise_set`` into the folder ``out``."""
-    out = make_release(course, exercise_set, out, level)
+                   lang: str, hidden_from: str | None = None, zygote: Any = None) -> Path:
+    """Write the template repository of ``exercise_set`` into the folder ``out``
+    (``zygote``: as make_release's)."""
+    out = make_release(course, exercise_set, out, level, zygote)
     released = spec_loader.load_set(Course(out), exercise_set.id)
     graded = list(exercise_set.exercises) if hidden_from else \
         [e for e in released.exercises if e.checks]

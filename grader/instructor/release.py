@@ -20,7 +20,7 @@ import yaml
 from ..course import yaml_source
 from ..course.spec import Course, Exercise, ExerciseSet
 from ..errors import CourseError
-from ..grading import grade_set
+from ..grading import Warm, grade_set
 from ..judge.check import pick
 from ..judge.compare import same_value
 from ..run.references import Reference
@@ -31,13 +31,17 @@ BUNDLE_FILES = ("pyproject.toml",)
 
 
 def make_release(course: Course, exercise_set: ExerciseSet, out: str | Path,
-                 level: str) -> Path:
-    """Write the student bundle of ``exercise_set`` into the folder ``out``."""
+                 level: str, zygote: Any = None) -> Path:
+    """Write the student bundle of ``exercise_set`` into the folder ``out``.
+
+    ``zygote``: a grade-worker's (``cli.common.caller_warm``): the two gradings' templates
+    fork from it, each still in a sandbox of its own, instead of starting a Python each."""
     out = Path(out)
     if out.exists() and any(out.iterdir()):
         raise CourseError("the output folder is not empty", out, hint="choose a new folder")
-    _refuse_answers_in_stubs(exercise_set, level)
-    points = _points_at_submission(exercise_set, level)
+    warm = Warm(zygote=zygote)   # the references, computed once for both gradings
+    _refuse_answers_in_stubs(exercise_set, level, warm)
+    points = _points_at_submission(exercise_set, level, warm)
     target = out / "exercises" / exercise_set.id
     shutil.copytree(exercise_set.exercises_dir, target,
                     ignore=shutil.ignore_patterns("*.yaml", "__pycache__", ".*"))
@@ -55,10 +59,10 @@ def make_release(course: Course, exercise_set: ExerciseSet, out: str | Path,
     return out
 
 
-def _refuse_answers_in_stubs(exercise_set, level):
+def _refuse_answers_in_stubs(exercise_set, level, warm):
     """A stub that passes a check would hand out its answer (an instructor's filled-in
     copy left in exercises/): refuse, naming each such check."""
-    run = grade_set(exercise_set, exercise_set.exercises_dir, level)
+    run = grade_set(exercise_set, exercise_set.exercises_dir, level, warm=warm)
     passing = [f"{c.file}: {c.check}" for e in run.exercises for c in e.checks if c.passed]
     if passing:
         raise CourseError("these stubs pass checks, so the release would ship answers: "
@@ -67,9 +71,9 @@ def _refuse_answers_in_stubs(exercise_set, level):
                                "NotImplementedError) and release again")
 
 
-def _points_at_submission(exercise_set, level):
+def _points_at_submission(exercise_set, level, warm):
     """Each check's points in a full grading (hidden checks included), by (exercise, check)."""
-    run = grade_set(exercise_set, exercise_set.solutions_dir, level)
+    run = grade_set(exercise_set, exercise_set.solutions_dir, level, warm=warm)
     return {(c.exercise, c.check): c.max_score for e in run.exercises for c in e.checks}
 
 
