@@ -239,14 +239,14 @@ def test_the_notes_kv_formula_slip_shows_in_the_release(release_bundle, tmp_path
 def test_a_stub_that_passes_a_check_is_not_released(tmp_path):
     import shutil
 
-    from conftest import run_cli
+    from conftest import run_here
 
     course = tmp_path / "course"
     for top in ("exercises", "solutions"):
         shutil.copytree(ROOT / top, course / top)
     shutil.copy(ROOT / "pyproject.toml", course)
     shutil.copy(SOLUTIONS / "day3" / "growth.py", course / "exercises" / "day3" / "growth.py")
-    proc = run_cli("release", "day3", "-o", tmp_path / "out", "--course", course)
+    proc = run_here("release", "day3", "-o", tmp_path / "out", "--course", course)
     assert proc.returncode == 2 and "growth.py: cells-2000" in proc.stderr
     assert not (tmp_path / "out" / "exercises").exists()
 
