@@ -4,6 +4,7 @@ grade-worker runs a command line) and ``grade_in_workers`` (this process's grade
 worker, kept for the session)."""
 
 import contextlib
+import functools
 import json
 import os
 import shutil
@@ -598,19 +599,23 @@ def venv_python():
     return python
 
 
+@functools.cache
+def _library_paths_of(python):
+    """(stdlib, [purelib, platlib]) of ``python``, asked once a session."""
+    return json.loads(subprocess.run(
+        [python, "-c", "import json, sysconfig; p = sysconfig.get_paths(); "
+                       "print(json.dumps([p['stdlib'], sorted({p['purelib'], p['platlib']})]))"],
+        capture_output=True, text=True, check=True).stdout)
+
+
 @pytest.fixture
 def reachable_python(venv_python, monkeypatch):
     """Children run the system venv's Python: reachable by a run's own uid."""
     from grader.run import sandbox
 
-    paths = json.loads(subprocess.run(
-        [venv_python, "-c", "import json, sysconfig; p = sysconfig.get_paths(); "
-                            "print(json.dumps([p['stdlib'], "
-                            "sorted({p['purelib'], p['platlib']})]))"],
-        capture_output=True, text=True, check=True).stdout)
-    stdlib, paths = paths
+    stdlib, paths = _library_paths_of(str(venv_python))
     monkeypatch.setattr(sandbox, "interpreter", lambda: str(venv_python))
-    monkeypatch.setattr(sandbox, "library_paths", lambda: paths)
+    monkeypatch.setattr(sandbox, "library_paths", lambda: list(paths))
     monkeypatch.setattr(sandbox, "stdlib_path", lambda: stdlib)
     return venv_python
 
