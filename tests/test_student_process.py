@@ -158,7 +158,7 @@ def test_slow_import_costs_one_timeout(tmp_path):
             return 1
         """))
     folder = engine_folder()
-    process = StudentProcess(folder, tmp_path, "slow", Limits(time=0.5, import_time=0.5),
+    process = StudentProcess(folder, tmp_path, "slow", Limits(time=0.25, import_time=0.25),
                              folder.plan.level)
     try:
         assert process.call("f").status == "timeout"
