@@ -27,19 +27,24 @@ from grader.instructor.uploads import SubmissionError, find_stub_files
 
 # ------------------------------------------------------------ the Gradescope bundle
 
+def _autograder_env(root):
+    """The simulated image's: its root, this Python, root's cache (``cache/``) its own."""
+    return {**os.environ, "AUTOGRADER_ROOT": str(root), "PYTHON": sys.executable,
+            "XDG_CACHE_HOME": str(root / "cache")}
+
+
 @pytest.fixture(scope="module")
 def autograder_root(tmp_path_factory, day3_gradescope_zip):
     """A simulated /autograder with the exported day3 autograder unpacked in its source/,
-    once for the module: as Gradescope's image, it grades each test's upload in turn (the
-    first loads the course, as a fresh image does; the others find it loaded).  Its grader
-    is compiled here once, as conftest compiles this checkout's: where
-    PYTHONDONTWRITEBYTECODE is set, every run would compile it again."""
-    import compileall
-
+    once for the module, and built as setup.sh builds the image (its warm_up: the grader
+    compiled, the course read): as Gradescope's image, it grades each test's upload in
+    turn, each in the state the image left."""
     root = tmp_path_factory.mktemp("gradescope") / "autograder"
     with zipfile.ZipFile(day3_gradescope_zip) as z:
         z.extractall(root / "source")
-    assert compileall.compile_dir(root / "source" / "course" / "grader", quiet=1)
+    warm = subprocess.run(["bash", str(root / "source" / "warm_up")], env=_autograder_env(root),
+                          capture_output=True, text=True, timeout=300)
+    assert warm.returncode == 0, warm.stderr
     return root
 
 
@@ -49,11 +54,30 @@ def run_autograder(root, fill):
         shutil.rmtree(root / folder, ignore_errors=True)
     (root / "submission").mkdir()
     fill(root / "submission")
-    env = {**os.environ, "AUTOGRADER_ROOT": str(root), "PYTHON": sys.executable}
-    run = subprocess.run(["bash", str(root / "source" / "run_autograder")], env=env,
-                         capture_output=True, text=True, timeout=300)
+    run = subprocess.run(["bash", str(root / "source" / "run_autograder")],
+                         env=_autograder_env(root), capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr
     return json.loads((root / "results" / "results.json").read_text())
+
+
+def test_the_image_holds_the_grader_compiled_and_the_course_read(autograder_root):
+    """setup.sh ends with warm_up: a submission's fresh container finds the grader's
+    bytecode and the course's cache (its YAML and reference answers) in the image, and
+    makes neither again."""
+    assert setup_lines(autograder_root)[-1] == "bash /autograder/source/warm_up"
+    compiled = autograder_root / "source" / "course" / "grader" / "__pycache__"
+    assert list(compiled.glob("grading.*.pyc"))
+    cache = autograder_root / "cache" / "attn-grade"
+    image = {p: p.stat().st_mtime_ns for p in cache.rglob("*") if p.is_file()}
+    assert image
+    results = run_autograder(autograder_root, _stubs)
+    assert results["max_score"] == DAY3_MAX
+    assert {p: p.stat().st_mtime_ns for p in cache.rglob("*") if p.is_file()} == image
+
+
+def setup_lines(root):
+    return [line for line in (root / "source" / "setup.sh").read_text().splitlines()
+            if line and not line.startswith("#")]
 
 
 def _stubs(folder):

@@ -2,7 +2,9 @@
 
 Gradescope unpacks the zip into /autograder/source, runs ``setup.sh`` once when
 it builds the image, then ``run_autograder`` in a fresh container for every
-submission. Ours installs the grader with the course it was exported from and
+submission. Ours installs the grader with the course it was exported from, builds
+into the image what every submission would otherwise make again (``warm_up``: the
+grader's bytecode, the course read and its reference answers stored), and
 leaves /autograder/results/results.json for every submission it can grade; when the
 grader itself fails it leaves none, so that Gradescope records no score (not a zero) and
 shows the staff the log.
@@ -29,6 +31,24 @@ python3 -m venv /opt/attn-grade
 /opt/attn-grade/bin/pip install /autograder/source/course
 # the reference solutions and hidden checks: readable by root (the grader) only
 chmod -R go-rwx /autograder/source/course/solutions
+bash /autograder/source/warm_up
+"""
+
+WARM = """\
+#!/usr/bin/env bash
+# setup.sh runs this once, as root, when it builds the image: every submission runs in
+# a fresh container of it, which would otherwise compile the grader and read the course
+# (its YAML, its reference answers) again.  Gradings of the stubs and of the references
+# leave the course in root's cache; an image without it still grades, only slower.
+ROOT="${{AUTOGRADER_ROOT:-/autograder}}"
+PYTHON="${{PYTHON:-/opt/attn-grade/bin/python}}"
+"$PYTHON" -m compileall -q "$ROOT/source/course/grader" > /dev/null
+cd "$ROOT/source/course"
+for work in exercises solutions; do
+  PYTHONPATH="$ROOT/source/course" "$PYTHON" -m grader {set_id} --course "$ROOT/source/course" \\
+    --submission "$ROOT/source/course/$work/{set_id}" --json > /dev/null 2>&1
+done
+exit 0
 """
 
 RUN = """\
@@ -76,6 +96,7 @@ def gradescope_zip(course: Course, set_id: str, lang: str = "en",
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
         _add_text(archive, "setup.sh", SETUP)
+        _add_text(archive, "warm_up", WARM.format(set_id=set_id))
         _add_text(archive, "run_autograder", RUN.format(
             set_id=set_id, lang=lang, hidden_visibility=hidden_visibility,
             required=required))
