@@ -216,10 +216,13 @@ def test_watch_regrades_the_saved_exercise_and_stops_cleanly_on_ctrl_c(tmp_path)
     shutil.copytree(EXERCISES / "day3", work, ignore=shutil.ignore_patterns(".*"))
     runs = tmp_path / "runs"    # the run folder, and so the sandbox's command line, is here
     runs.mkdir(mode=0o755)
+    # Ctrl-C as a terminal delivers it, whoever started pytest: a shell's background job
+    # starts with SIGINT ignored, which Python (and so watch) would keep
     proc = subprocess.Popen([sys.executable, "-m", "grader", "watch", "day3", "--submission",
                              str(work), "--lang", "en"], cwd=ROOT, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, bufsize=1,
-                            env={**os.environ, "TMPDIR": str(runs)})
+                            env={**os.environ, "TMPDIR": str(runs)},
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
 
     def wait_for(text, seconds=60):
         seen, deadline = "", time.monotonic() + seconds
@@ -243,7 +246,12 @@ def test_watch_regrades_the_saved_exercise_and_stops_cleanly_on_ctrl_c(tmp_path)
         assert "10 / 10" in passing and "next: attention_by_hand" in passing
     finally:
         proc.send_signal(signal.SIGINT)
-        out, _ = proc.communicate(timeout=30)
+        try:
+            out, _ = proc.communicate(timeout=30)
+        except subprocess.TimeoutExpired:   # not stopped: it and its sandbox must not stay
+            proc.kill()
+            proc.communicate()
+            raise
     assert proc.returncode == 0 and "stopped watching" in out
     for marker in (work, runs):
         children = subprocess.run(["pgrep", "-f", str(marker)], capture_output=True, text=True)
