@@ -4,6 +4,7 @@ import fcntl
 import os
 import pty
 import select
+import signal
 import subprocess
 import sys
 import termios
@@ -18,7 +19,10 @@ KEY_DELAY = 0.3   # seconds between a prompt and a key pressed at it
 
 
 def _own_terminal():
-    """The pseudo-terminal becomes the child's own, so Ctrl-C there interrupts it."""
+    """The pseudo-terminal becomes the child's own, so Ctrl-C there interrupts it (SIGINT
+    at its default, as a terminal's shell starts a command: a shell's background job,
+    which may run pytest, starts with it ignored, which Python would keep)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
     fcntl.ioctl(0, termios.TIOCSCTTY, 0)
 
 
@@ -54,7 +58,13 @@ def through_a_terminal(args, answers, timeout=60, env=None):
                          else answer.encode() + b"\n")
         elif proc.poll() is not None:
             break
-    proc.wait(timeout=10)
-    os.close(master)
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:   # still running: not left behind
+        proc.kill()
+        proc.wait()
+        raise
+    finally:
+        os.close(master)
     return proc.returncode, out.decode("utf-8", "replace")
 
