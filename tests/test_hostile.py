@@ -305,10 +305,15 @@ PROCESS_LEVEL = ["forked children that sleep", "multi-GiB allocation", "200 MB o
                  "infinite loop"]
 
 
+def limits_with(option, value):
+    """LIMITS with ``option``'s value replaced by ``value``."""
+    at = LIMITS.index(option)
+    return [*LIMITS[:at], option, value, *LIMITS[at + 2:]]
+
+
 # an endless loop meets a time limit of 0.25 s a call (the others' 2 s): each of its calls
 # burns a core until the limit, and the message names the limit it was given
-LOOP_LIMITS = [*LIMITS[:LIMITS.index("--time-limit")], "--time-limit", "0.25",
-               *LIMITS[LIMITS.index("--time-limit") + 2:]]
+LOOP_LIMITS = limits_with("--time-limit", "0.25")
 
 
 # for the CPU limit's message, on the first check alone: a loop in every call would burn
@@ -326,8 +331,7 @@ def greedy(logits):
 
 # a slow import meets an import limit of 1 s (the others' 4 s): it sleeps until the
 # limit, the longest wait of the hostile runs, and the message names the limit it was given
-IMPORT_LIMITS = [*LIMITS[:LIMITS.index("--import-time-limit")], "--import-time-limit", "1",
-                 *LIMITS[LIMITS.index("--import-time-limit") + 2:]]
+IMPORT_LIMITS = limits_with("--import-time-limit", "1")
 
 
 def limits_for(attack):

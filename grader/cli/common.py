@@ -163,6 +163,13 @@ def caller_warm() -> Any:
     return obj if isinstance(obj, Warm) else None
 
 
+def caller_zygote() -> Any:
+    """The zygote of ``caller_warm``'s Warm: an instructor command's templates fork from
+    it, each still in a sandbox of its own; else None (each starts its own)."""
+    caller = caller_warm()
+    return caller.zygote if caller else None
+
+
 def load_course(course_dir: str | None) -> spec_loader.Course:
     """The course in ``course_dir``, or the one found from the current folder up."""
     return spec_loader.Course(Path(course_dir).resolve()) if course_dir else \

@@ -15,7 +15,7 @@ from ..errors import CourseError, ExitCode, Refusal
 from ..judge.msg import Msg
 from ..report import render as report
 from ..run import sandbox
-from .common import caller_warm, load_course, main, output_checked, say, write_output
+from .common import caller_zygote, load_course, main, output_checked, say, write_output
 from .options import (
     course_option,
     exercise_option,
@@ -54,10 +54,8 @@ def dev_check(set_ids: tuple[str, ...], course_dir: str | None, isolation: str |
 
     course = load_course(course_dir)
     set_ids = set_ids or tuple(course.set_ids())
-    caller = caller_warm()   # a grade-worker's: its templates fork from its zygote
     findings = check_course(course, set_ids, isolation or sandbox.strongest_available(),
-                            tuple(range(seeds)), set(exercises) or None,
-                            caller.zygote if caller else None)
+                            tuple(range(seeds)), set(exercises) or None, caller_zygote())
     for finding in findings:
         click.echo(finding.render(lang))
     problems = [f for f in findings if f.problem]
@@ -310,10 +308,9 @@ def export_github_classroom(set_id: str, out_dir: str, hidden_from: str | None,
     from ..instructor.classroom import write_template
 
     course = load_course(course_dir)
-    caller = caller_warm()   # a grade-worker's: its templates fork from its zygote
     write_template(course, spec_loader.load_set(course, set_id), out_dir,
                    isolation or sandbox.strongest_available(), lang, hidden_from,
-                   caller.zygote if caller else None)
+                   caller_zygote())
     say(Msg("export-classroom-wrote", platform="GitHub Classroom", set=set_id,
             folder=out_dir), lang)
 
@@ -352,8 +349,7 @@ def release(set_id: str, out_dir: str, course_dir: str | None, isolation: str | 
     from ..instructor.release import make_release
 
     course = load_course(course_dir)
-    caller = caller_warm()   # a grade-worker's: its templates fork from its zygote
     make_release(course, spec_loader.load_set(course, set_id), out_dir,
-                 isolation or sandbox.strongest_available(), caller.zygote if caller else None)
+                 isolation or sandbox.strongest_available(), caller_zygote())
     say(Msg("release-wrote", set=set_id, folder=out_dir,
             command=f"python3 -m pip install -e . && attn-grade {set_id}"), lang)
